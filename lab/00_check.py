@@ -1,0 +1,176 @@
+"""Lição 00 · Verificação do ambiente, antes da aula.
+
+Rode uma vez com internet (na véspera): confere versões, máquina e disco,
+baixa o GPT-2 para o cache do Hugging Face e faz uma passada de teste.
+Termina com "Pronto" ou com a lista do que corrigir (e código de saída 1).
+"""
+import os
+import platform
+import shutil
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import common
+
+LICAO = common.Licao(
+    "00", "Verificação do ambiente",
+    [
+        (1, "Versões do Python e das bibliotecas", False),
+        (2, "A máquina: processador, memória, disco, console", False),
+        (3, "O GPT-2 no cache (baixa se faltar e houver internet)", True),
+        (4, "Uma passada de teste pelo GPT-2", True),
+    ],
+    proxima=("lab/05_block.py", "apostilas/05_block.md"),
+    rotulo="Verificação",
+)
+if __name__ == "__main__":
+    LICAO.abrir()
+
+dizer, num = common.dizer, common.num
+PYTHON_MINIMO = (3, 10)
+AVISOS = []  # o que não impede a aula, mas vale saber
+
+
+def requisitos() -> dict:
+    """Versões fixadas em requirements.txt: {pacote: versão}."""
+    fixadas = {}
+    arquivo = common.RAIZ / "requirements.txt"
+    if arquivo.exists():
+        for linha in arquivo.read_text(encoding="utf-8").splitlines():
+            linha = linha.split("#")[0].strip()
+            if "==" in linha:
+                nome, versao = linha.split("==")
+                fixadas[nome.strip().lower()] = versao.strip()
+    return fixadas
+
+
+def exp_versoes(licao):
+    versao = sys.version_info
+    dizer(f"  Python        {platform.python_version()} ({sys.executable})")
+    if versao[:2] < PYTHON_MINIMO:
+        raise common.ExperimentoPulado(
+            f"Python {versao.major}.{versao.minor} é antigo demais; instale o 3.10 ou mais novo "
+            "(python.org) e rode de novo o script de instalação.")
+    fixadas = requisitos()
+    faltando, diferentes = [], []
+    for pacote in ("torch", "transformers", "numpy", "matplotlib", "rich", "pytest"):
+        inicio = time.perf_counter()
+        try:
+            __import__(pacote)
+            instalada = metadata.version(pacote)
+        except (ImportError, metadata.PackageNotFoundError):
+            faltando.append(pacote)
+            dizer(f"  {pacote:<13} FALTA")
+            continue
+        pedida = fixadas.get(pacote)
+        nota = ""
+        if pedida and instalada.split("+")[0] != pedida:
+            diferentes.append(f"{pacote} {instalada} (o lab fixa {pedida})")
+            nota = f"  <- o lab usa {pedida}"
+        segundos = time.perf_counter() - inicio
+        importa = f"  (importa em {num(segundos, 1)} s)" if segundos > 0.3 else ""
+        dizer(f"  {pacote:<13} {instalada}{nota}{importa}")
+    if diferentes:
+        AVISOS.append("versões diferentes das do lab; os números podem diferir nas "
+                      "últimas casas das apostilas: " + "; ".join(diferentes))
+    if faltando:
+        raise common.ExperimentoPulado(
+            f"faltam pacotes: {', '.join(faltando)}. Rode o script de instalação "
+            "(.venv-setup.ps1 no Windows, .venv-setup.sh no Linux/macOS) e use o Python "
+            "do .venv.")
+
+
+def exp_maquina(licao):
+    import torch
+
+    dizer(f"  sistema       {platform.system()} {platform.release()} ({platform.machine()})")
+    dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {torch.get_num_threads()} threads")
+    dispositivo = "CPU (o lab inteiro roda nela)"
+    if torch.cuda.is_available():
+        dispositivo += f"; há também GPU CUDA: {torch.cuda.get_device_name(0)} (não é usada)"
+    dizer(f"  dispositivo   {dispositivo}")
+    livre = common.memoria_disponivel()
+    if livre is None:
+        dizer("  memória       não consegui medir")
+    else:
+        dizer(f"  memória       {common.tamanho(livre)} livres")
+        if livre < 1.5 * 2**30:
+            AVISOS.append("menos de 1,5 GiB de memória livre: feche programas antes da aula")
+    cache = Path(os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME", "")
+                 or Path.home() / ".cache" / "huggingface")
+    alvo = cache if cache.exists() else Path.home()
+    disco = shutil.disk_usage(alvo).free
+    dizer(f"  disco         {common.tamanho(disco)} livres em {alvo}")
+    if disco < 2**30:
+        AVISOS.append(f"pouco disco em {alvo}: o GPT-2 pequeno ocupa cerca de 0,5 GiB")
+    codificacao = getattr(sys.stdout, "encoding", "?")
+    dizer(f"  console       codificação {codificacao}, {common.largura()} colunas")
+    if not common.unicode_ok():
+        AVISOS.append(f"o console usa {codificacao}: alguns símbolos aparecem como '?'. "
+                      "No Windows, use o Windows Terminal ou rode 'chcp 65001' antes")
+    try:
+        fig, ax = common.figura(2, 2)
+        ax.plot([0, 1], [0, 1])
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as pasta:
+            fig.savefig(Path(pasta) / "teste.png")
+        dizer("  figuras       matplotlib grava PNG sem janela: ok")
+    except Exception as erro:  # noqa: BLE001 - qualquer falha aqui vira aviso
+        AVISOS.append(f"o matplotlib não conseguiu gravar uma figura ({erro})")
+
+
+def exp_cache(licao):
+    nome = licao.args.modelo
+    if not Path(nome).exists() and nome in common.TAMANHOS_GPT2:
+        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub.constants import HF_HUB_CACHE
+
+        arquivo = try_to_load_from_cache(common.PREFIXO_HUB + nome, "model.safetensors")
+        no_cache = isinstance(arquivo, str)
+        dizer(f"  cache do Hugging Face: {HF_HUB_CACHE}")
+        dizer(f"  {nome}: {'já está no cache' if no_cache else 'ainda não está no cache'}")
+    inicio = time.perf_counter()
+    modelo, _ = licao.gpt2()
+    n = common.contar_parametros(modelo)
+    dizer(f"  {common.inteiro(n)} parâmetros, {modelo.config.n_layer} blocos, "
+          f"d = {modelo.config.n_embd}; pronto em {num(time.perf_counter() - inicio, 1)} s.")
+
+
+def exp_passada(licao):
+    import torch
+
+    modelo, tokenizador = licao.gpt2()
+    texto = "O Transformer é uma arquitetura de"
+    ids = tokenizador(texto, return_tensors="pt")["input_ids"]
+    inicio = time.perf_counter()
+    with torch.no_grad():
+        logits = modelo(ids).logits                        # (1, T, V)
+    segundos = time.perf_counter() - inicio
+    proximo = int(logits[0, -1].argmax())
+    dizer(f"  texto: \"{texto}\" ({ids.shape[1]} tokens)")
+    dizer(f"  saída: logits de forma {tuple(logits.shape)} em {num(segundos, 2)} s")
+    dizer(f"  token mais provável a seguir: \"{tokenizador.decode([proximo])}\"")
+    if not torch.isfinite(logits).all():
+        raise common.ExperimentoPulado("a saída tem NaN ou infinito: baixe o modelo de novo")
+
+
+EXPERIMENTOS = {1: exp_versoes, 2: exp_maquina, 3: exp_cache, 4: exp_passada}
+
+if __name__ == "__main__":
+    codigo = LICAO.rodar(EXPERIMENTOS)
+    if codigo == 130:
+        sys.exit(codigo)
+    dizer()
+    for aviso in AVISOS:
+        dizer(common.quebrar(f"Aviso: {aviso}."))
+    if codigo == 0:
+        dizer("Pronto: este computador está preparado para o lab.")
+    else:
+        dizer("Ainda não está pronto. O que corrigir:")
+        motivos = dict.fromkeys(m for _k, _t, m in LICAO.pulados + LICAO.falhos)
+        for motivo in motivos:
+            dizer(common.quebrar("- " + motivo, recuo=2))
+    sys.exit(codigo)

@@ -1,0 +1,469 @@
+"""Lição 05 · O bloco Transformer completo.
+
+Atenção (os tokens conversam) + MLP (cada token pensa sozinho), cada um com
+LayerNorm antes e conexão residual em volta. Leia junto: apostilas/05_block.md.
+"""
+import math
+import sys
+
+import common
+
+LICAO = common.Licao(
+    "05", "O bloco Transformer completo",
+    [
+        (1, "Monte o bloco e veja as formas", False),
+        (2, "Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1", False),
+        (3, "A norma do fluxo residual, camada a camada, no GPT-2", True),
+        (4, "Logit lens: lendo o quadro-negro no meio do caminho", True),
+        (5, "Os parâmetros de um bloco real, peça por peça", False),
+        (6, "GELU contra ReLU em ASCII", False),
+    ],
+    proxima=("lab/06_gpt2.py", "apostilas/06_gpt2.md"),
+)
+if __name__ == "__main__":
+    LICAO.abrir()  # a primeira linha aparece antes do torch
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
+
+
+# ============================================================ as peças
+class AtencaoMultiCabeca(nn.Module):
+    """h cabeças de atenção causal; nomes dos pesos como no GPT-2 (c_attn, c_proj)."""
+
+    def __init__(self, d=768, h=12, causal=True):
+        super().__init__()
+        assert d % h == 0, "d precisa ser múltiplo de h"
+        self.h, self.causal = h, causal
+        self.c_attn = nn.Linear(d, 3 * d)  # Q, K e V de uma vez
+        self.c_proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape                                  # (B, T, C)
+        q, k, v = self.c_attn(x).split(C, dim=2)           # 3 x (B, T, C)
+        q = q.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
+        k = k.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
+        v = v.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
+        notas = q @ k.transpose(-2, -1) / math.sqrt(C // self.h)  # (B, h, T, T)
+        if self.causal:
+            futuro = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
+            notas = notas.masked_fill(futuro, float("-inf"))
+        pesos = notas.softmax(dim=-1)                      # (B, h, T, T)
+        y = pesos @ v                                      # (B, h, T, C/h)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)   # (B, T, C)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    """Expande 4x, passa pela GELU, contrai: c_fc -> GELU -> c_proj."""
+
+    def __init__(self, d=768):
+        super().__init__()
+        self.c_fc = nn.Linear(d, 4 * d)                   # 768 -> 3072
+        self.gelu = nn.GELU(approximate="tanh")           # a GELU do GPT-2
+        self.c_proj = nn.Linear(4 * d, d)                 # 3072 -> 768
+
+    def forward(self, x):
+        return self.c_proj(self.gelu(self.c_fc(x)))
+
+
+class Bloco(nn.Module):
+    """Um bloco do GPT-2. pre_ln=False dá o Post-LN do artigo de 2017."""
+
+    def __init__(self, d=768, h=12, pre_ln=True):
+        super().__init__()
+        self.pre_ln = pre_ln
+        self.ln_1 = nn.LayerNorm(d, eps=1e-5)
+        self.attn = AtencaoMultiCabeca(d, h, causal=True)
+        self.ln_2 = nn.LayerNorm(d, eps=1e-5)
+        self.mlp = MLP(d)
+
+    def forward(self, x):
+        if self.pre_ln:
+            x = x + self.attn(self.ln_1(x))   # comunicação: os tokens conversam
+            x = x + self.mlp(self.ln_2(x))    # computação: cada token pensa sozinho
+        else:
+            x = self.ln_1(x + self.attn(x))   # Post-LN: normaliza depois da soma
+            x = self.ln_2(x + self.mlp(x))
+        return x
+
+
+def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
+    """Carrega o state_dict de um bloco do GPT-2 (transformers) no nosso Bloco.
+
+    O GPT-2 guarda c_attn, c_fc e os c_proj como Conv1D, com o peso em (entrada,
+    saída); nn.Linear guarda (saída, entrada). Por isso esses quatro são transpostos.
+    """
+    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight",
+              "mlp.c_fc.weight", "mlp.c_proj.weight")
+    novo = {}
+    for nome, tensor in estado.items():
+        if nome.endswith((".bias", ".weight")) and not nome.startswith("attn.bias"):
+            novo[nome] = tensor.t() if nome in conv1d else tensor
+    bloco.load_state_dict(novo, strict=True)
+    return bloco
+
+
+# ============================================================ experimento 1
+def exp_formas(licao):
+    d, h, n = 768, 12, 5
+    bloco = Bloco(d, h).eval()
+    x = torch.randn(1, n, d)                               # (B, T, C)
+    dizer(f"Bloco(d={d}, h={h}); {n} tokens entram. Formas sem o lote B = 1:\n")
+    with torch.no_grad():
+        etapas = []
+        a = bloco.ln_1(x)
+        etapas.append(("x", x, "guarda a cópia"))
+        etapas.append(("  ln_1", a, ""))
+        a = bloco.attn(a)
+        etapas.append(("  attn", a, "os tokens conversam"))
+        x1 = x + a
+        etapas.append(("x = x + attn(ln_1(x))", x1, "<- soma"))
+        m = bloco.ln_2(x1)
+        etapas.append(("  ln_2", m, ""))
+        m = bloco.mlp.c_fc(m)
+        etapas.append(("  c_fc", m, "<- expande 4x"))
+        m = bloco.mlp.gelu(m)
+        etapas.append(("  GELU", m, "<- não linearidade"))
+        m = bloco.mlp.c_proj(m)
+        etapas.append(("  c_proj", m, "<- contrai"))
+        x2 = x1 + m
+        etapas.append(("x = x + mlp(ln_2(x))", x2, "<- soma"))
+        for nome, t, nota in etapas:
+            forma = f"({', '.join(str(s) for s in t.shape[1:])})"
+            dizer(f"  {nome:<24}{forma:<12}{nota}")
+        igual = torch.allclose(bloco(x), x2)
+    dizer(f"\nForma de entrada {tuple(x.shape)} = forma de saída {tuple(x2.shape)}.")
+    dizer(f"Passo a passo = bloco(x)? {'sim' if igual else 'NÃO'}.")
+    dizer("Como a forma não muda, dá para empilhar 12, 24, 36 ou 48 blocos.")
+
+
+# ============================================================ experimento 2
+class Pilha(nn.Module):
+    """Embeddings + L blocos + cabeça de saída: o mínimo para uma perda honesta."""
+
+    def __init__(self, camadas, d, h, vocab, posicoes, pre_ln):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(posicoes, d)
+        self.h = nn.ModuleList(Bloco(d, h, pre_ln) for _ in range(camadas))
+        self.ln_f = nn.LayerNorm(d) if pre_ln else nn.Identity()
+        self.cabeca = nn.Linear(d, vocab, bias=False)
+        # Inicialização padrão do PyTorch (a de um Transformer de 2017), não a do
+        # GPT-2: com os pesos N(0; 0,02) do GPT-2 o colapso demora muito mais.
+
+    def forward(self, ids):
+        T = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(T))      # (B, T, C)
+        for bloco in self.h:
+            x = bloco(x)
+        return self.cabeca(self.ln_f(x))                    # (B, T, V)
+
+
+def lote_token_anterior(gerador, lote=16, T=12, vocab=16):
+    """Tarefa: na posição t, prever o token da posição t - 1."""
+    ids = torch.randint(0, vocab, (lote, T), generator=gerador)
+    alvo = torch.full_like(ids, -100)                       # -100: sem alvo
+    alvo[:, 1:] = ids[:, :-1]
+    return ids, alvo
+
+
+def norma_grad(modulo) -> float:
+    return math.sqrt(sum(float(p.grad.pow(2).sum()) for p in modulo.parameters()
+                         if p.grad is not None))
+
+
+def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3):
+    """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
+    torch.manual_seed(semente)
+    modelo = Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
+    otimizador = common.Adam(modelo.parameters(), lr=lr)
+    gerador = torch.Generator().manual_seed(semente + 1000)
+    perfil, grad1, perdas = [], [], []
+    for passo in range(passos + 1):
+        ids, alvo = lote_token_anterior(gerador)
+        perda = F.cross_entropy(modelo(ids).flatten(0, 1), alvo.flatten())
+        otimizador.zero_grad()
+        perda.backward()
+        if passo == 0:
+            perfil = [norma_grad(b) for b in modelo.h]
+        grad1.append(norma_grad(modelo.h[0]))
+        perdas.append(perda.item())
+        if passo < passos:
+            otimizador.step()
+    return perfil, grad1, perdas
+
+
+def quedas(grad1):
+    """Quanto o gradiente da camada 1 caiu: início / menor valor dos 5 últimos passos."""
+    return grad1[0] / min(grad1[-5:])
+
+
+def exp_pre_post(licao):
+    semente = licao.args.semente
+    dizer("40 blocos, d = 32, 4 cabeças, FFN 128, GELU, causal; tarefa: prever o\n"
+          "token anterior (vocabulário 16, 12 posições, lote 16). Perda: entropia\n"
+          "cruzada pela cabeça de saída. Adam, taxa 3e-3, SEM aquecimento.\n")
+    pre = treinar_pilha(True, semente)
+    pos = treinar_pilha(False, semente)
+    camadas = len(pre[0])
+    dizer("No início (passo 0), norma do gradiente de cada bloco:")
+    dizer(f"  {'bloco':>6} {'Pre-LN':>10} {'Post-LN':>10} {'Post/Pre':>9}")
+    for i in (0, 1, 9, 19, 29, camadas - 1):
+        dizer(f"  {i + 1:>6} {num(pre[0][i], 4):>10} {num(pos[0][i], 4):>10} "
+              f"{num(pos[0][i] / pre[0][i], 2):>9}")
+    dizer(f"\nNo início, nada sumiu: na camada 1, Post/Pre = {num(pos[0][0] / pre[0][0], 2)}."
+          f"\nNa camada {camadas}, o Post-LN recebe {num(pos[0][-1] / pre[0][-1], 1)}x "
+          "o gradiente do Pre-LN,\nque encolhe com a profundidade (como 1/raiz(L)).\n")
+    dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
+    dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
+    passos = len(pre[1]) - 1
+    for p in range(0, passos + 1, 2):
+        dizer(f"  {p:>6} {common.cientifico(pre[1][p]):>10} {num(pre[2][p], 2):>7}   "
+              f"{common.cientifico(pos[1][p]):>10} {num(pos[2][p], 2):>7}")
+    dizer(f"\nPost-LN: em {passos} passos o gradiente da camada 1 caiu "
+          f"{common.cientifico(quedas(pos[1]), 1)} vezes,\ne a perda ficou no acaso "
+          f"(ln 16 = {num(math.log(16), 2)}): a primeira camada parou de aprender.")
+    dizer(f"Pre-LN: o gradiente variou (queda de {num(quedas(pre[1]), 1)}x no máximo) e a "
+          f"perda desceu\nde {num(pre[2][0], 2)} a {num(pre[2][-1], 2)}: a rede está aprendendo.\n")
+    xs = list(range(passos + 1))
+    dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
+                               altura=12, rotulo_y="gradiente da camada 1 (escala log)",
+                               rotulo_x="passo de treino"))
+    fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
+    ax1.semilogy(range(1, camadas + 1), pre[0], label="Pre-LN")
+    ax1.semilogy(range(1, camadas + 1), pos[0], label="Post-LN")
+    ax1.set(title="No início: gradiente por bloco", xlabel="bloco", ylabel="norma do gradiente")
+    ax2.semilogy(xs, pre[1], label="Pre-LN")
+    ax2.semilogy(xs, pos[1], label="Post-LN")
+    ax2.set(title="Treinando sem aquecimento: bloco 1", xlabel="passo", ylabel="norma do gradiente")
+    for ax in (ax1, ax2):
+        ax.legend()
+        ax.grid(alpha=0.3)
+    licao.salvar_figura(fig, "05_pre_post_ln.png")
+
+
+# ============================================================ experimento 3
+TEXTOS = [
+    "A capital da França é Paris, e a do Brasil é Brasília.",
+    "The Eiffel Tower is in the city of Paris, in France.",
+    "O gato subiu no telhado porque a chuva estava chegando.",
+]
+
+
+def normas_residuais(modelo, tokenizador, texto):
+    """Norma do fluxo residual por posição: embedding e saída de cada bloco (L+1, T)."""
+    saidas = []
+    ganchos = [b.register_forward_hook(lambda _m, _e, s: saidas.append(s[0] if
+                                                                       isinstance(s, tuple) else s))
+               for b in modelo.transformer.h]
+    try:
+        ids = tokenizador(texto, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            estados = modelo(ids, output_hidden_states=True).hidden_states
+    finally:
+        for g in ganchos:
+            g.remove()
+    # estados[0] = wte + wpe; o último estado do transformers já passou por ln_f,
+    # por isso a saída de cada bloco vem dos ganchos, antes de ln_f.
+    camadas = [estados[0]] + saidas                       # L+1 x (1, T, C)
+    return torch.stack([c[0].norm(dim=-1) for c in camadas])  # (L+1, T)
+
+
+def exp_norma_residual(licao):
+    modelo, tokenizador = licao.gpt2()
+    normas = [normas_residuais(modelo, tokenizador, t) for t in TEXTOS]
+    demais = torch.stack([n[:, 1:].mean(dim=1) for n in normas]).mean(0)  # (L+1,)
+    pos0 = torch.stack([n[:, 0] for n in normas]).mean(0)                 # (L+1,)
+    L = len(demais) - 1
+    dizer(f"{len(TEXTOS)} textos; média da norma ||x|| nas posições 1 em diante, e a\n"
+          "posição 0 à parte (ela carrega uma norma enorme no GPT-2).\n")
+    dizer(f"  {'camada':<10} {'posições >= 1':>14} {'fator':>7} {'posição 0':>11}")
+    for i in range(L + 1):
+        rotulo = "embedding" if i == 0 else f"bloco {i}"
+        fator = "" if i == 0 else num(float(demais[i] / demais[i - 1]), 3)
+        dizer(f"  {rotulo:<10} {num(float(demais[i]), 1):>14} {fator:>7} "
+              f"{num(float(pos0[i]), 1):>11}")
+    medio = float(demais[-1] / demais[0]) ** (1 / L)
+    dizer(f"\nCrescimento médio por bloco (posições >= 1): {num(medio, 3)}x; "
+          f"do embedding ao bloco {L}: {num(float(demais[-1] / demais[0]), 1)}x.")
+    xs = list(range(L + 1))
+    dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
+                               xs, log_y=True, altura=10, rotulo_y="norma (escala log)",
+                               rotulo_x="camada (0 = embedding)"))
+    fig, ax = common.figura()
+    ax.semilogy(xs, demais, "o-", label="posições >= 1 (média)")
+    ax.semilogy(xs, pos0, "s--", label="posição 0")
+    ax.set(xlabel="camada (0 = embedding)", ylabel="norma do fluxo residual",
+           title=f"Fluxo residual no {licao.args.modelo}")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    licao.salvar_figura(fig, "05_norma_residual.png")
+
+
+# ============================================================ experimento 4
+LENTE = ["A capital da França é", "The Eiffel Tower is in the city of"]
+
+
+def logit_lens(modelo, ids):
+    """Token mais provável (e sua probabilidade) em cada camada e posição: (L+1, T)."""
+    with torch.no_grad():
+        saida = modelo(ids, output_hidden_states=True)
+        estados = saida.hidden_states  # estados[L] já passou por ln_f: não repetir
+        logits = [modelo.lm_head(modelo.transformer.ln_f(e)) for e in estados[:-1]]
+        logits.append(saida.logits)                        # a última linha é o modelo
+        probs = torch.stack(logits)[:, 0].softmax(-1)      # (L+1, T, V)
+    p, i = probs.max(-1)
+    return p, i
+
+
+def _token(tokenizador, i, limite=7, espaco=None):
+    """Texto de um token para tabela e figura. '?' marca um pedaço de caractere:
+    o BPE de bytes às vezes corta um 'ç' ou um 'é' (2 bytes em UTF-8) ao meio."""
+    texto = tokenizador.decode([int(i)]).replace("\ufffd", "?")
+    texto = "".join(c if c.isprintable() else "?" for c in texto.replace("\n", "\\n"))
+    if espaco is None:
+        espaco = "·" if common.unicode_ok() else "_"
+    return (texto.replace(" ", espaco) or "?")[:limite]
+
+
+def exp_logit_lens(licao):
+    from rich.table import Table
+
+    modelo, tokenizador = licao.gpt2()
+    dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
+          "a última é a saída do próprio modelo. Célula: token mais provável.\n")
+    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE))
+    for texto, ax in zip(LENTE, eixos):
+        ids = tokenizador(texto, return_tensors="pt")["input_ids"]
+        p, i = logit_lens(modelo, ids)
+        entrada = [_token(tokenizador, t) for t in ids[0]]
+        tabela = Table(title=f"\"{texto}\"", box=common.caixa_tabela(), pad_edge=False)
+        tabela.add_column("#", no_wrap=True, min_width=3)
+        for t in entrada:
+            tabela.add_column(t, no_wrap=True, overflow="crop")
+        L = p.shape[0] - 1
+        for c in range(L + 1):
+            rotulo = "emb" if c == 0 else str(c)
+            tabela.add_row(rotulo, *[_token(tokenizador, x) for x in i[c]])
+        common.console().print(tabela)
+        final = _token(tokenizador, i[L, -1], 20, " ")
+        dizer(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
+              f"({pct(float(p[L, -1]))}).\n")
+        ax.imshow(p.numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1, origin="lower")
+        for c in range(L + 1):
+            for t in range(p.shape[1]):
+                ax.text(t, c, _token(tokenizador, i[c, t], espaco=" "), ha="center",
+                        va="center", fontsize=7, color="white" if p[c, t] < 0.5 else "black")
+        ax.set_xticks(range(len(entrada)), [_token(tokenizador, t, 12, " ") for t in ids[0]])
+        ax.set_yticks(range(L + 1), ["emb"] + [str(c) for c in range(1, L + 1)])
+        ax.set(ylabel="camada", title=f"logit lens: \"{texto}\" (cor = probabilidade)")
+    licao.salvar_figura(fig, "05_logit_lens.png")
+
+
+# ============================================================ experimento 5
+def contar(modulo):
+    return sum(p.numel() for p in modulo.parameters())
+
+
+def exp_parametros(licao):
+    try:
+        modelo, _ = licao.gpt2()
+        origem = f"do modelo carregado ({licao.args.modelo})"
+    except common.ExperimentoPulado as motivo:
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        with torch.device("meta"):                       # só as formas, sem memória
+            modelo = GPT2LMHeadModel(GPT2Config())
+        origem = "da configuração padrão do gpt2 (sem baixar pesos)"
+        dizer(f"Sem o modelo ({str(motivo).splitlines()[0]})")
+    cfg = modelo.config
+    d, L = cfg.n_embd, cfg.n_layer
+    bloco = modelo.transformer.h[0]
+    dizer(f"Contagem {origem}: d = {d}, {L} blocos.\n")
+    pecas = [("attn.c_attn", bloco.attn.c_attn, "atenção"),
+             ("attn.c_proj", bloco.attn.c_proj, "atenção"),
+             ("mlp.c_fc", bloco.mlp.c_fc, "MLP"),
+             ("mlp.c_proj", bloco.mlp.c_proj, "MLP"),
+             ("ln_1", bloco.ln_1, "normas"), ("ln_2", bloco.ln_2, "normas")]
+    dizer(f"  {'peça':<12} {'forma do peso':<14} {'pesos':>11} {'vieses':>7} {'total':>11}")
+    grupos = {}
+    for nome, m, grupo in pecas:
+        w, b = m.weight.numel(), m.bias.numel()
+        forma = " x ".join(str(s) for s in m.weight.shape)
+        dizer(f"  {nome:<12} {forma:<14} {inteiro(w):>11} {inteiro(b):>7} {inteiro(w + b):>11}")
+        grupos[grupo] = grupos.get(grupo, 0) + w + b
+    total = contar(bloco)
+    dizer(f"  {'bloco':<12} {'':<14} {'':>11} {'':>7} {inteiro(total):>11}\n")
+    for grupo, n in grupos.items():
+        dizer(f"  {grupo:<8} {inteiro(n):>11}  {pct(n / total):>7}")
+    formula = 12 * d * d + 13 * d
+    dizer(f"\nFórmula fechada 12d² + 13d com d = {d}: {inteiro(formula)} "
+          f"({'confere' if formula == total else 'NÃO confere'} com a contagem).")
+    dizer(f"O MLP leva {pct(grupos['MLP'] / total)} do bloco: cerca de dois terços.\n")
+    t = modelo.transformer
+    unicos = common.contar_parametros(modelo)
+    dobrado = sum(v.numel() for v in modelo.state_dict().values())
+    dizer(f"  wte (vocabulário x d)  {inteiro(contar(t.wte)):>13}")
+    dizer(f"  wpe (posições x d)     {inteiro(contar(t.wpe)):>13}")
+    dizer(f"  {L} blocos              {inteiro(L * total):>13}")
+    dizer(f"  ln_f                   {inteiro(contar(t.ln_f)):>13}")
+    dizer(f"  modelo inteiro         {inteiro(unicos):>13}")
+    dizer(f"\nA cabeça de saída (lm_head) é o próprio wte (pesos amarrados): "
+          f"{'sim' if modelo.lm_head.weight is t.wte.weight else 'não'}.\n"
+          f"Somar o state_dict() conta esse peso duas vezes: {inteiro(dobrado)}.")
+
+
+# ============================================================ experimento 6
+def gelu_exata(x):
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def exp_gelu(licao):
+    x = torch.linspace(-3, 3, 241, dtype=torch.float64)
+    dizer(common.grafico_ascii({"GELU": gelu_exata(x).tolist(), "ReLU": F.relu(x).tolist()},
+                               x.tolist(), altura=14, rotulo_y="f(x)", rotulo_x="x"))
+    dizer("\nPerto de zero (onde as duas diferem):")
+    dizer(f"  {'x':>6} {'ReLU':>8} {'GELU':>8}")
+    for v in (-2.0, -1.0, -0.75, -0.5, 0.0, 0.5, 1.0, 2.0):
+        t = torch.tensor(v, dtype=torch.float64)
+        dizer(f"  {num(v, 2):>6} {num(max(v, 0.0), 4):>8} {num(float(gelu_exata(t)), 4):>8}")
+    largo = torch.linspace(-6, 6, 1_200_001, dtype=torch.float64)
+    dif = (gelu_exata(largo) - gelu_tanh(largo)).abs()
+    onde = float(largo[dif.argmax()])
+    dizer(f"\nGELU exata x forma com tanh (a do GPT-2) em [-6, 6]: maior diferença\n"
+          f"{common.cientifico(float(dif.max()))} em x = {num(onde, 2)} "
+          f"(e em x = {num(-onde, 2)}, por simetria da diferença).")
+    minimo = torch.linspace(-3, 0, 3_000_001, dtype=torch.float64)
+    g = gelu_exata(minimo)
+    dizer(f"Mínimo da GELU: {num(float(g.min()), 5)} em x = {num(float(minimo[g.argmin()]), 4)}."
+          f"  GELU(1) = {num(float(gelu_exata(torch.tensor(1.0, dtype=torch.float64))), 4)}.")
+    zero = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    gelu_exata(zero).backward()
+    dizer(f"Inclinação em 0: GELU {num(float(zero.grad), 2)}; a ReLU tem um bico ali "
+          "(0 à esquerda, 1 à direita).")
+    dizer("Para x < 0 a ReLU devolve gradiente 0 (neurônio morto); a GELU não zera.")
+    fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
+    ax1.plot(x, gelu_exata(x), label="GELU")
+    ax1.plot(x, F.relu(x), "--", label="ReLU")
+    ax1.set(title="GELU contra ReLU", xlabel="x")
+    ax2.plot(largo[::1000], dif[::1000])
+    ax2.set(title="|GELU exata - GELU tanh|", xlabel="x")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+    ax1.legend()
+    licao.salvar_figura(fig, "05_gelu_relu.png")
+
+
+EXPERIMENTOS = {1: exp_formas, 2: exp_pre_post, 3: exp_norma_residual,
+                4: exp_logit_lens, 5: exp_parametros, 6: exp_gelu}
+
+if __name__ == "__main__":
+    sys.exit(LICAO.rodar(EXPERIMENTOS))

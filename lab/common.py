@@ -1,0 +1,648 @@
+"""O que nenhuma lição ensina, mas todas usam.
+
+Console que sobrevive a qualquer terminal, linha de comando comum, sementes,
+cabeçalhos dos experimentos, gráficos ASCII, figuras PNG, carregamento do
+GPT-2 e contagem de parâmetros. Este módulo NÃO importa torch nem
+transformers no topo: a primeira linha de cada lição aparece antes deles.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+RAIZ = Path(__file__).resolve().parent.parent
+PASTA_LAB = RAIZ / "lab"
+
+
+# ---------------------------------------------------------------- console
+def _preparar_saida() -> None:
+    """Um caractere que o console não sabe escrever vira '?', nunca um erro."""
+    for fluxo in (sys.stdout, sys.stderr):
+        try:
+            fluxo.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+
+
+def _codificacao() -> str:
+    return (getattr(sys.stdout, "encoding", None) or "ascii").lower()
+
+
+def unicode_ok() -> bool:
+    """True quando o console escreve UTF-8 (caixas e blocos de desenho)."""
+    return _codificacao().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+
+
+def largura() -> int:
+    """Largura útil do terminal: entre 40 e 100 colunas."""
+    colunas = shutil.get_terminal_size((80, 24)).columns
+    return max(40, min(colunas, 100))
+
+
+_console = None
+
+
+def console():
+    """Console do rich sem cores quando NO_COLOR, pipe ou terminal simples."""
+    global _console
+    if _console is None:
+        from rich.console import Console
+
+        _console = Console(
+            width=largura(),
+            no_color=bool(os.environ.get("NO_COLOR")),
+            emoji=False,
+            highlight=False,
+            safe_box=True,
+        )
+    return _console
+
+
+def dizer(texto: str = "") -> None:
+    """Imprime texto simples já, sem passar pelo rich (rápido e seguro)."""
+    print(texto, flush=True)
+
+
+def caixa_tabela():
+    """Estilo de borda de tabela que o console consegue desenhar."""
+    from rich import box
+
+    return box.SIMPLE_HEAD if unicode_ok() else box.ASCII2
+
+
+def quebrar(texto: str, recuo: int = 0) -> str:
+    """Quebra o texto na largura do terminal, com recuo."""
+    import textwrap
+
+    return textwrap.fill(texto, width=largura() - 1, initial_indent=" " * recuo,
+                         subsequent_indent=" " * recuo)
+
+
+# ------------------------------------------------------------- números pt-BR
+def num(x: float, casas: int = 2) -> str:
+    """0.8413 -> '0,8413'; 1234.5 -> '1.234,50' (formato brasileiro)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—" if unicode_ok() else "-"
+    texto = f"{x:,.{casas}f}"
+    return texto.replace(",", "_").replace(".", ",").replace("_", ".")
+
+
+def inteiro(n: int) -> str:
+    """124439808 -> '124.439.808'."""
+    return f"{int(n):,}".replace(",", ".")
+
+
+def cientifico(x: float, casas: int = 2) -> str:
+    """0.000473 -> '4,73e-4'."""
+    if x == 0:
+        return "0"
+    mantissa, expoente = f"{x:.{casas}e}".split("e")
+    return f"{mantissa.replace('.', ',')}e{int(expoente)}"
+
+
+def tamanho(n_bytes: float) -> str:
+    """Bytes em MiB ou GiB, formato brasileiro."""
+    if n_bytes >= 2**30:
+        return f"{num(n_bytes / 2**30, 2)} GiB"
+    return f"{num(n_bytes / 2**20, 1)} MiB"
+
+
+def pct(x: float, casas: int = 1) -> str:
+    """0.666 -> '66,6 %'."""
+    return f"{num(100 * x, casas)} %"
+
+
+# ---------------------------------------------------------------- CLI
+class _Formatador(argparse.RawDescriptionHelpFormatter):
+    def add_usage(self, usage, actions, groups, prefix=None):
+        return super().add_usage(usage, actions, groups, prefix="uso: ")
+
+
+class ErroDeUso(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    _TRADUCOES = {
+        "unrecognized arguments": "argumentos desconhecidos",
+        "expected one argument": "esperava um valor",
+        "invalid int value": "não é um número inteiro",
+        "the following arguments are required": "faltam os argumentos",
+        "ambiguous option": "opção ambígua",
+        "invalid choice": "escolha inválida",
+        "argument": "opção",
+    }
+
+    def error(self, message):
+        for ingles, portugues in self._TRADUCOES.items():
+            message = message.replace(ingles, portugues)
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"erro: {message}\nPara ajuda: {self.prog} --help\n")
+        sys.exit(2)
+
+
+def _lista_de_numeros(texto: str) -> list[int]:
+    try:
+        numeros = [int(p) for p in texto.replace(" ", "").split(",") if p]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' não é uma lista de números; exemplo: --so 2,4"
+        ) from None
+    if not numeros:
+        raise argparse.ArgumentTypeError("informe ao menos um número; exemplo: --so 2")
+    return numeros
+
+
+def _semente(texto: str) -> int:
+    try:
+        return int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+
+
+def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argparse.ArgumentParser:
+    lista = "\n".join(f"  {k}. {t}" for k, t, *_ in experimentos)
+    p = _Parser(
+        prog=prog,
+        description=f"{descricao}\n\nExperimentos:\n{lista}",
+        formatter_class=_Formatador,
+        add_help=False,
+        epilog="Variáveis de ambiente: LAB_MODELO (padrão de --modelo), "
+        "HF_HUB_OFFLINE=1 (não tenta a rede), NO_COLOR (sem cores).",
+    )
+    p._optionals.title = "opções"
+    p._positionals.title = "argumentos"
+    p.add_argument("-h", "--help", action="help", help="mostra esta ajuda e sai")
+    p.add_argument("--lista", action="store_true", help="lista os experimentos e sai")
+    p.add_argument("--so", type=_lista_de_numeros, metavar="2,4",
+                   help="roda só estes experimentos")
+    p.add_argument("--pausa", action="store_true",
+                   help="espera Enter entre um experimento e outro")
+    p.add_argument("--modelo", metavar="NOME_OU_PASTA",
+                   default=os.environ.get("LAB_MODELO") or "gpt2",
+                   help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
+                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)")
+    p.add_argument("--semente", type=_semente, default=0, metavar="N",
+                   help="semente dos números aleatórios (padrão: 0)")
+    p.add_argument("--figuras", metavar="PASTA", default="figuras",
+                   help="onde salvar as figuras PNG (padrão: figuras/)")
+    p.add_argument("--sem-figuras", action="store_true", help="não salva figuras")
+    if extras:
+        extras(p)
+    return p
+
+
+# ---------------------------------------------------------- lição e experimentos
+class ExperimentoPulado(Exception):
+    """O experimento não pode rodar aqui (ex.: sem GPT-2); a mensagem diz por quê."""
+
+
+class Licao:
+    """Descreve uma lição e roda seus experimentos com as convenções do lab."""
+
+    def __init__(self, numero: str, titulo: str, experimentos, proxima=None,
+                 argumentos=None, rotulo="Experimento"):
+        self.numero = numero
+        self.rotulo = rotulo
+        self.pulados, self.falhos = [], []
+        self.titulo = titulo
+        self.experimentos = list(experimentos)  # [(k, título, precisa_gpt2)]
+        self.proxima = proxima
+        self.argumentos = argumentos
+        self.args = None
+        self._modelo = None
+        self._erro_modelo = None
+
+    # -- linha de comando (antes de importar torch)
+    def abrir(self, argv=None):
+        _preparar_saida()
+        prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
+        p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}",
+                         self.experimentos, self.argumentos)
+        self.args = p.parse_args(argv)
+        if self.args.lista:
+            dizer(f"Lição {self.numero} · {self.titulo}")
+            for k, t, *resto in self.experimentos:
+                aviso = "  (usa o GPT-2)" if resto and resto[0] else ""
+                dizer(f"  {k}. {t}{aviso}")
+            sys.exit(0)
+        numeros = [k for k, *_ in self.experimentos]
+        if self.args.so:
+            fora = [k for k in self.args.so if k not in numeros]
+            if fora:
+                p.error(f"--so: não há experimento {', '.join(map(str, fora))} "
+                        f"(há de 1 a {len(numeros)})")
+        dizer(f"Lição {self.numero} · {self.titulo}")
+        dizer("(carregando o PyTorch...)")
+        return self.args
+
+    # -- figuras
+    def salvar_figura(self, fig, nome: str) -> Path | None:
+        import matplotlib.pyplot as plt
+
+        if self.args.sem_figuras:
+            plt.close(fig)
+            return None
+        pasta = Path(self.args.figuras)
+        try:
+            pasta.mkdir(parents=True, exist_ok=True)
+            caminho = pasta / nome
+            fig.savefig(caminho, dpi=110, bbox_inches="tight")
+        except OSError as erro:
+            dizer(f"(não consegui salvar a figura {nome}: {erro.strerror or erro})")
+            return None
+        finally:
+            plt.close(fig)
+        dizer(f"Figura salva: {caminho}")
+        return caminho
+
+    # -- GPT-2, carregado uma vez por execução
+    def gpt2(self):
+        """(modelo, tokenizador) ou ExperimentoPulado com a explicação."""
+        if self._modelo is None and self._erro_modelo is None:
+            try:
+                self._modelo = carregar_gpt2(self.args.modelo)
+            except ModeloIndisponivel as erro:
+                self._erro_modelo = str(erro)
+        if self._erro_modelo:
+            raise ExperimentoPulado(self._erro_modelo)
+        return self._modelo
+
+    # -- o roteiro
+    def rodar(self, funcoes: dict) -> int:
+        escolhidos = [e for e in self.experimentos
+                      if not self.args.so or e[0] in self.args.so]
+        n = len(self.experimentos)
+        pulados, falhos = self.pulados, self.falhos
+        try:
+            for i, (k, titulo, *_) in enumerate(escolhidos):
+                if i and self.args.pausa:
+                    _esperar_enter()
+                dizer()
+                cabecalho = f"{self.rotulo} {k}/{n} · {titulo}"
+                dizer(cabecalho)
+                dizer("=" * min(len(cabecalho), largura()))
+                semear(self.args.semente)
+                inicio = time.perf_counter()
+                try:
+                    funcoes[k](self)
+                except ExperimentoPulado as motivo:
+                    dizer(f"PULADO: {motivo}")
+                    pulados.append((k, titulo, str(motivo).split("\n")[0]))
+                except (MemoryError, RuntimeError, OSError, ValueError) as erro:
+                    dizer(f"FALHOU: {type(erro).__name__}: {erro}")
+                    falhos.append((k, titulo, str(erro).split("\n")[0]))
+                else:
+                    dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
+        except KeyboardInterrupt:
+            print("\nInterrompido (Ctrl+C).", flush=True)
+            return 130
+        return self._resumo(len(escolhidos), pulados, falhos)
+
+    def _resumo(self, total, pulados, falhos) -> int:
+        dizer()
+        dizer("Resumo")
+        dizer("------")
+        feitos = total - len(pulados) - len(falhos)
+        dizer(f"{feitos} de {total} {self.rotulo.lower()}(s) rodaram.")
+        for situacao, lista in (("pulado", pulados), ("falhou", falhos)):
+            for k, t, motivo in lista:
+                dizer(f"  {situacao}: {k}. {t}")
+                dizer(quebrar(motivo, recuo=4))
+        if self.proxima:
+            script, apostila = self.proxima
+            dizer(f"Próximo passo: {script} (leia {apostila}).")
+        return 1 if (pulados or falhos) else 0
+
+
+def _esperar_enter() -> None:
+    try:
+        input("\n[Enter] para o próximo experimento... ")
+    except EOFError:
+        dizer()
+
+
+# ---------------------------------------------------------------- sementes
+def semear(semente: int) -> None:
+    import random
+
+    random.seed(semente)
+    try:
+        import numpy as np
+
+        np.random.seed(semente)
+    except ImportError:
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(semente)
+
+
+# ---------------------------------------------------------------- gráficos ASCII
+def grafico_ascii(series: dict, xs, altura: int = 14, larg: int | None = None,
+                  log_y: bool = False, rotulo_y: str = "", rotulo_x: str = "") -> str:
+    """Gráfico de linhas em texto puro. series: {"nome": [y...]}, um símbolo por série."""
+    simbolos = "*o+x#@"
+    larg = larg or max(30, largura() - 14)
+    valores = [y for ys in series.values() for y in ys if y is not None]
+    if log_y:
+        valores = [math.log10(max(v, 1e-30)) for v in valores]
+    y_min, y_max = min(valores), max(valores)
+    if y_max - y_min < 1e-12:
+        y_max = y_min + 1.0
+    x_min, x_max = min(xs), max(xs)
+    if x_max == x_min:
+        x_max = x_min + 1
+    grade = [[" "] * larg for _ in range(altura)]
+    for s, ys in enumerate(series.values()):
+        for x, y in zip(xs, ys):
+            if y is None:
+                continue
+            v = math.log10(max(y, 1e-30)) if log_y else y
+            col = round((x - x_min) / (x_max - x_min) * (larg - 1))
+            lin = round((y_max - v) / (y_max - y_min) * (altura - 1))
+            atual = grade[lin][col]
+            grade[lin][col] = simbolos[s % len(simbolos)] if atual == " " else (
+                atual if atual == simbolos[s % len(simbolos)] else "%")
+
+    def rotulo(v):
+        return cientifico(10 ** v, 1) if log_y else num(v, 2)
+
+    linhas = []
+    if rotulo_y:
+        linhas.append(rotulo_y)
+    for i, linha in enumerate(grade):
+        v = y_max - i * (y_max - y_min) / (altura - 1)
+        marca = rotulo(v) if i in (0, altura // 2, altura - 1) else ""
+        linhas.append(f"{marca:>9} |{''.join(linha)}")
+    linhas.append(" " * 10 + "+" + "-" * larg)
+    esq, dir_ = num(x_min, 0) if x_min == int(x_min) else num(x_min, 1), \
+        num(x_max, 0) if x_max == int(x_max) else num(x_max, 1)
+    linhas.append(" " * 11 + esq + " " * max(1, larg - len(esq) - len(dir_)) + dir_)
+    if rotulo_x:
+        linhas.append(" " * 11 + rotulo_x)
+    legenda = "   ".join(f"{simbolos[i % len(simbolos)]} {nome}"
+                         for i, nome in enumerate(series))
+    linhas.append(" " * 11 + legenda + ("   % sobreposição" if len(series) > 1 else ""))
+    return "\n".join(linhas)
+
+
+def figura(largura_pol: float = 7.0, altura_pol: float = 4.0, **kwargs):
+    """Figura do matplotlib sem janela (backend Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(largura_pol, altura_pol), **kwargs)
+
+
+# ---------------------------------------------------------------- GPT-2
+TAMANHOS_GPT2 = {
+    # nome: (camadas, d, cabeças) -- só para estimar memória antes de baixar
+    "gpt2": (12, 768, 12),
+    "gpt2-medium": (24, 1024, 16),
+    "gpt2-large": (36, 1280, 20),
+    "gpt2-xl": (48, 1600, 25),
+}
+PREFIXO_HUB = "openai-community/"
+
+
+class ModeloIndisponivel(Exception):
+    """O GPT-2 pedido não pode ser carregado; a mensagem diz o que fazer."""
+
+
+def parametros_gpt2(camadas: int, d: int, vocab: int = 50257, posicoes: int = 1024) -> int:
+    """Total exato de um GPT-2 com a cabeça de saída amarrada ao wte."""
+    por_bloco = 12 * d * d + 13 * d
+    return vocab * d + posicoes * d + camadas * por_bloco + 2 * d
+
+
+def memoria_disponivel() -> int | None:
+    """Bytes de RAM disponíveis, ou None se não der para saber."""
+    try:
+        with open("/proc/meminfo") as f:
+            for linha in f:
+                if linha.startswith("MemAvailable:"):
+                    return int(linha.split()[1]) * 1024
+    except OSError:
+        pass
+    if sys.platform == "win32":
+        try:
+            import ctypes
+
+            class _Status(ctypes.Structure):
+                _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
+                            ("ullTotalPhys", ctypes.c_ulonglong),
+                            ("ullAvailPhys", ctypes.c_ulonglong),
+                            ("ullTotalPageFile", ctypes.c_ulonglong),
+                            ("ullAvailPageFile", ctypes.c_ulonglong),
+                            ("ullTotalVirtual", ctypes.c_ulonglong),
+                            ("ullAvailVirtual", ctypes.c_ulonglong),
+                            ("sullAvailExtendedVirtual", ctypes.c_ulonglong)]
+            status = _Status()
+            status.dwLength = ctypes.sizeof(_Status)
+            ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status))
+            return int(status.ullAvailPhys)
+        except Exception:
+            return None
+    if sys.platform == "darwin":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            return None
+    return None
+
+
+def _id_no_hub(nome: str) -> str:
+    return PREFIXO_HUB + nome if nome in TAMANHOS_GPT2 else nome
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def estimar_memoria(nome: str) -> int | None:
+    """Bytes que o modelo ocupa em fp32 (pesos), ou None se o tamanho é desconhecido."""
+    if nome in TAMANHOS_GPT2:
+        return 4 * parametros_gpt2(*TAMANHOS_GPT2[nome])
+    pasta = Path(nome)
+    if pasta.is_dir():
+        pesos = list(pasta.glob("*.safetensors"))
+        if pesos:
+            return sum(p.stat().st_size for p in pesos)
+    return None
+
+
+def _eh_hub(nome: str) -> bool:
+    return not Path(nome).exists() and (nome in TAMANHOS_GPT2 or nome.startswith(PREFIXO_HUB))
+
+
+def carregar_gpt2(nome: str):
+    """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
+
+    Só safetensors, nunca código remoto. Primeiro tenta o cache (sem rede);
+    só baixa se faltar e houver rede. Sem rede e sem cache, com download
+    corrompido ou nome desconhecido: ModeloIndisponivel com o que fazer.
+    """
+    hub = _eh_hub(nome)
+    pasta = Path(nome)
+    if not hub and not pasta.is_dir():
+        raise ModeloIndisponivel(
+            f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
+            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
+            "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
+    if not hub and not any(pasta.glob("*.safetensors")):
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' não tem pesos .safetensors.\n"
+            "O lab só carrega safetensors: salve o modelo com save_pretrained() "
+            "ou aponte --modelo para outra pasta.")
+    estimativa = estimar_memoria(nome)
+    livre = memoria_disponivel()
+    if estimativa:
+        dizer(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32.")
+        if livre is not None and estimativa * 1.3 > livre:
+            raise ModeloIndisponivel(
+                f"'{nome}' precisa de cerca de {num(estimativa * 1.3 / 2**30, 1)} GiB "
+                f"de memória e há {num(livre / 2**30, 1)} GiB livres.\n"
+                "Feche outros programas ou use um modelo menor (--modelo gpt2).")
+    dizer("(carregando o transformers...)")
+    try:
+        from transformers import AutoTokenizer, GPT2LMHeadModel
+        from transformers.utils import logging as hf_logging
+    except ImportError as erro:
+        raise ModeloIndisponivel(
+            f"o pacote transformers não está instalado ({erro}).\n"
+            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # a barra de download (huggingface_hub) continua
+    origem = _id_no_hub(nome) if hub else str(pasta)
+
+    def carregar(so_local: bool):
+        modelo = GPT2LMHeadModel.from_pretrained(
+            origem, use_safetensors=True, trust_remote_code=False,
+            local_files_only=so_local)
+        tokenizador = AutoTokenizer.from_pretrained(
+            origem, local_files_only=so_local, trust_remote_code=False)
+        return modelo, tokenizador
+
+    inicio = time.perf_counter()
+    try:
+        try:
+            modelo, tokenizador = carregar(so_local=True)
+        except OSError:
+            if not hub or _offline() or not _rede_disponivel():
+                raise
+            dizer(f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
+            modelo, tokenizador = carregar(so_local=False)
+    except (OSError, ValueError) as erro:
+        raise ModeloIndisponivel(_explicar_falha(nome, hub, erro)) from None
+    except Exception as erro:  # safetensors corrompido levanta tipos variados
+        raise ModeloIndisponivel(
+            f"os arquivos de '{nome}' parecem corrompidos ou incompletos "
+            f"({type(erro).__name__}).\n" + _COMO_REBAIXAR) from None
+    modelo.eval()
+    dizer(f"GPT-2 carregado de {origem} em {num(time.perf_counter() - inicio, 1)} s.")
+    return modelo, tokenizador
+
+
+_COMO_REBAIXAR = (
+    "Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
+    "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode lab/00_check.py "
+    "com internet para baixar de novo.")
+
+
+def _rede_disponivel() -> bool:
+    """Teste rápido (1 s) de que o hub responde; evita esperas longas sem rede."""
+    import socket
+
+    host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("//")[-1].split("/")[0]
+    try:
+        socket.create_connection((host, 443), timeout=1.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def _explicar_falha(nome: str, hub: bool, erro: Exception) -> str:
+    texto = str(erro)
+    if "safetensors" in texto.lower() and ("incomplete" in texto.lower()
+                                            or "header" in texto.lower()):
+        return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n" + _COMO_REBAIXAR)
+    if not hub:
+        return (f"não consegui carregar o GPT-2 da pasta '{nome}': "
+                f"{texto.splitlines()[0] if texto else type(erro).__name__}.\n"
+                "A pasta precisa de config.json, model.safetensors e os arquivos do "
+                "tokenizador (como os que save_pretrained() grava).")
+    if "safetensors" in texto.lower() and "not" in texto.lower():
+        return (f"'{nome}' não tem pesos em safetensors no hub; o lab só carrega "
+                "safetensors.")
+    return (f"o GPT-2 '{nome}' não está no cache deste computador e não há acesso "
+            "ao Hugging Face agora.\n"
+            "Conecte-se à internet e rode lab/00_check.py uma vez (ele baixa o modelo), "
+            "ou aponte --modelo para uma pasta com o modelo salvo.")
+
+
+# ---------------------------------------------------------------- utilidades
+def contar_parametros(modulo) -> int:
+    """Parâmetros distintos: um peso amarrado (wte = cabeça de saída) conta uma vez."""
+    vistos = {}
+    for p in modulo.parameters():  # parameters() já deduplica tensores compartilhados
+        vistos[id(p)] = p.numel()
+    return sum(vistos.values())
+
+
+class Adam:
+    """Adam (Kingma e Ba, 2014) em poucas linhas: o mesmo passo de torch.optim.Adam.
+
+    Por que não torch.optim.Adam? Criá-lo importa o compilador do PyTorch
+    (1 a 2 s de espera numa aula); as contas são estas, e os testes conferem
+    que dão o mesmo que o do PyTorch. Mude a taxa com `otimizador.lr = ...`
+    (aquecimento, por exemplo).
+    """
+
+    def __init__(self, parametros, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        import torch
+
+        self.parametros = [p for p in parametros if p.requires_grad]
+        self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
+        self.m = [torch.zeros_like(p) for p in self.parametros]  # média dos gradientes
+        self.v = [torch.zeros_like(p) for p in self.parametros]  # média dos quadrados
+        self.t = 0
+
+    def zero_grad(self):
+        for p in self.parametros:
+            p.grad = None
+
+    def step(self):
+        import torch
+
+        self.t += 1
+        correcao1 = 1 - self.b1 ** self.t
+        raiz_correcao2 = math.sqrt(1 - self.b2 ** self.t)
+        with torch.no_grad():
+            for p, m, v in zip(self.parametros, self.m, self.v):
+                if p.grad is None:
+                    continue
+                m.mul_(self.b1).add_(p.grad, alpha=1 - self.b1)
+                v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
+                denominador = (v.sqrt() / raiz_correcao2).add_(self.eps)
+                p.addcdiv_(m, denominador, value=-self.lr / correcao1)
+
+
+def importar_licao(nome: str):
+    """Importa lab/NN_nome.py (nomes que começam com dígito não cabem em 'import')."""
+    caminho = PASTA_LAB / f"{nome}.py"
+    modulo_nome = "licao_" + nome
+    if modulo_nome in sys.modules:
+        return sys.modules[modulo_nome]
+    spec = importlib.util.spec_from_file_location(modulo_nome, caminho)
+    modulo = importlib.util.module_from_spec(spec)
+    sys.modules[modulo_nome] = modulo
+    spec.loader.exec_module(modulo)
+    return modulo
