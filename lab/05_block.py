@@ -152,8 +152,8 @@ class Pilha(nn.Module):
         self.h = nn.ModuleList(Bloco(d, h, pre_ln) for _ in range(camadas))
         self.ln_f = nn.LayerNorm(d) if pre_ln else nn.Identity()
         self.cabeca = nn.Linear(d, vocab, bias=False)
-        # Inicialização padrão do PyTorch (a de um Transformer de 2017), não a do
-        # GPT-2: com os pesos N(0; 0,02) do GPT-2 o colapso demora muito mais.
+        # Pesos com a inicialização padrão do PyTorch, como num Transformer de 2017
+        # (o GPT-2 usa outra, N(0; 0,02): veja o exercício 3 da apostila).
 
     def forward(self, ids):
         T = ids.shape[1]

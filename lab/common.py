@@ -136,12 +136,14 @@ class _Parser(argparse.ArgumentParser):
         "the following arguments are required": "faltam os argumentos",
         "ambiguous option": "opção ambígua",
         "invalid choice": "escolha inválida",
-        "argument": "opção",
     }
 
     def error(self, message):
+        import re
+
         for ingles, portugues in self._TRADUCOES.items():
             message = message.replace(ingles, portugues)
+        message = re.sub(r"\bargument\b", "opção", message)
         self.print_usage(sys.stderr)
         sys.stderr.write(f"erro: {message}\nPara ajuda: {self.prog} --help\n")
         sys.exit(2)
@@ -222,6 +224,7 @@ class Licao:
     # -- linha de comando (antes de importar torch)
     def abrir(self, argv=None):
         _preparar_saida()
+        _ctrl_c_sem_traceback()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}",
                          self.experimentos, self.argumentos)
@@ -319,6 +322,20 @@ class Licao:
             script, apostila = self.proxima
             dizer(f"Próximo passo: {script} (leia {apostila}).")
         return 1 if (pulados or falhos) else 0
+
+
+def _ctrl_c_sem_traceback() -> None:
+    """Ctrl+C em qualquer ponto (até durante o import do torch): uma linha, saída 130."""
+    import signal
+
+    def parar(_sinal, _quadro):
+        print("\nInterrompido (Ctrl+C).", flush=True)
+        sys.exit(130)
+
+    try:
+        signal.signal(signal.SIGINT, parar)
+    except ValueError:  # fora da thread principal
+        pass
 
 
 def _esperar_enter() -> None:
@@ -470,7 +487,8 @@ def _offline() -> bool:
 def estimar_memoria(nome: str) -> int | None:
     """Bytes que o modelo ocupa em fp32 (pesos), ou None se o tamanho é desconhecido."""
     if nome in TAMANHOS_GPT2:
-        return 4 * parametros_gpt2(*TAMANHOS_GPT2[nome])
+        camadas, d, _cabecas = TAMANHOS_GPT2[nome]
+        return 4 * parametros_gpt2(camadas, d)
     pasta = Path(nome)
     if pasta.is_dir():
         pesos = list(pasta.glob("*.safetensors"))

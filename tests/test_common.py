@@ -1,0 +1,198 @@
+"""lab/common.py: console, linha de comando, carregamento do GPT-2, contagens, Adam."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import common
+from conftest import RAIZ, rodar_script
+
+
+# ------------------------------------------------------------ números pt-BR
+def test_numeros_no_formato_brasileiro():
+    assert common.num(0.84134, 4) == "0,8413"
+    assert common.num(1234.5, 2) == "1.234,50"
+    assert common.inteiro(124439808) == "124.439.808"
+    assert common.cientifico(0.000473) == "4,73e-4"
+    assert common.cientifico(5.7e6, 1) == "5,7e6"
+    assert common.pct(0.6663) == "66,6 %"
+    assert common.tamanho(3 * 2**30) == "3,00 GiB"
+
+
+# ------------------------------------------------------------ linha de comando
+def test_ajuda_em_portugues_e_sem_torch():
+    codigo = (
+        "import sys, runpy\n"
+        "sys.argv = ['lab/05_block.py', '--help']\n"
+        "try:\n    runpy.run_path('lab/05_block.py', run_name='__main__')\n"
+        "except SystemExit as s:\n    print('saida', s.code)\n"
+        "print('torch importado:', 'torch' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
+                       text=True, env={"PYTHONPATH": str(RAIZ / "lab"), "PATH": ""})
+    assert "uso:" in r.stdout and "mostra esta ajuda" in r.stdout
+    assert "--so 2,4" in r.stdout or "--so" in r.stdout
+    assert "saida 0" in r.stdout
+    assert "torch importado: False" in r.stdout
+
+
+@pytest.mark.parametrize("args, trecho", [
+    (["--so", "9"], "não há experimento 9"),
+    (["--so", "abc"], "não é uma lista de números"),
+    (["--semente", "x"], "não é um número inteiro"),
+    (["--nao-existe"], "argumentos desconhecidos"),
+])
+def test_uso_errado_sai_com_2_e_explica(args, trecho):
+    r = rodar_script("05_block.py", *args)
+    assert r.returncode == 2
+    assert trecho in r.erros
+    assert "Traceback" not in r.erros + r.saida
+
+
+def test_lista_nao_roda_nada():
+    r = rodar_script("05_block.py", "--lista")
+    assert r.returncode == 0
+    linhas = r.saida.strip().splitlines()
+    assert linhas[0].startswith("Lição 05")
+    assert len(linhas) == 7 and linhas[3].strip().startswith("3.")
+
+
+def test_primeira_linha_antes_do_torch():
+    """A primeira linha sai antes de qualquer import do torch (stdout e stderr no mesmo cano)."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "lab/05_block.py", "--so", "6",
+                        "--sem-figuras"], cwd=RAIZ, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env={"PATH": "", "PYTHONUNBUFFERED": "1",
+                                                      "PYTHONIOENCODING": "utf-8"})
+    linhas = r.stdout.decode("utf-8", "replace").splitlines()
+    titulo = next(i for i, l in enumerate(linhas) if l.startswith("Lição 05"))
+    torch_import = next(i for i, l in enumerate(linhas) if l.rstrip().endswith("| torch"))
+    assert titulo < torch_import
+
+
+def test_console_legado_nao_quebra():
+    codigo = ("import common; common._preparar_saida(); "
+              "common.dizer('token: 日本 ✓ ção'); print('fim')")
+    r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ / "lab", capture_output=True,
+                       env={"PYTHONIOENCODING": "cp1252", "PATH": ""})
+    assert r.returncode == 0, r.stderr
+    texto = r.stdout.decode("cp1252")
+    assert "token: ?? ? ção" in texto and "fim" in texto
+
+
+def test_ctrl_c_sai_com_130_sem_traceback():
+    licao = common.Licao("99", "teste", [(1, "interrompe", False)])
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args([])
+
+    def interrompe(_):
+        raise KeyboardInterrupt
+
+    assert licao.rodar({1: interrompe}) == 130
+
+
+def test_experimento_que_falha_vira_resumo_e_saida_1(capsys):
+    licao = common.Licao("99", "teste", [(1, "ok", False), (2, "quebra", False)])
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args([])
+
+    def quebra(_):
+        raise RuntimeError("algo deu errado")
+
+    assert licao.rodar({1: lambda _: None, 2: quebra}) == 1
+    saida = capsys.readouterr().out
+    assert "Experimento 1/2 · ok" in saida and "falhou: 2. quebra" in saida
+    assert "algo deu errado" in saida
+
+
+# ------------------------------------------------------------ GPT-2
+def test_carrega_da_pasta(gpt2_pequeno):
+    modelo, tokenizador = common.carregar_gpt2(str(gpt2_pequeno))
+    assert modelo.config.n_layer == 3 and not modelo.training
+    assert len(tokenizador("Olá")["input_ids"]) > 0
+
+
+@pytest.mark.parametrize("caso, trecho", [
+    ("pasta_inexistente", "não há pasta"),
+    ("sem_safetensors", "não tem pesos .safetensors"),
+    ("corrompido", "corrompidos"),
+    ("nome_desconhecido", "não é um nome de GPT-2"),
+])
+def test_erros_de_carregamento_explicam(caso, trecho, gpt2_pequeno, tmp_path):
+    if caso == "pasta_inexistente":
+        nome = str(tmp_path / "nada")
+    elif caso == "sem_safetensors":
+        nome = str(tmp_path)
+        (tmp_path / "config.json").write_text("{}")
+    elif caso == "corrompido":
+        copia = tmp_path / "modelo"
+        shutil.copytree(gpt2_pequeno, copia)
+        pesos = copia / "model.safetensors"
+        pesos.write_bytes(pesos.read_bytes()[: pesos.stat().st_size // 2])
+        nome = str(copia)
+    else:
+        nome = "gpt7-gigante"
+    with pytest.raises(common.ModeloIndisponivel, match=trecho):
+        common.carregar_gpt2(nome)
+
+
+def test_sem_rede_e_sem_cache_explica(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    import huggingface_hub.constants as constantes
+
+    monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
+    with pytest.raises(common.ModeloIndisponivel, match="00_check"):
+        common.carregar_gpt2("gpt2")
+
+
+def test_recusa_modelo_que_nao_cabe(monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 2 * 2**30)
+    with pytest.raises(common.ModeloIndisponivel, match="GiB livres"):
+        common.carregar_gpt2("gpt2-xl")  # 6,2 GB em fp32: recusa antes de tentar
+
+
+def test_estimativa_de_memoria_bate_com_facts():
+    assert common.estimar_memoria("gpt2") == 4 * 124_439_808
+    assert common.parametros_gpt2(48, 1600) == 1_557_611_200
+
+
+def test_contagem_nao_conta_a_cabeca_amarrada_duas_vezes(gpt2_pequeno):
+    modelo, _ = common.carregar_gpt2(str(gpt2_pequeno))
+    soma_estado = sum(t.numel() for t in modelo.state_dict().values())
+    wte = modelo.transformer.wte.weight.numel()
+    assert common.contar_parametros(modelo) == soma_estado - wte
+    cfg = modelo.config
+    assert common.contar_parametros(modelo) == common.parametros_gpt2(
+        cfg.n_layer, cfg.n_embd, cfg.vocab_size, cfg.n_positions)
+
+
+# ------------------------------------------------------------ utilidades
+def test_adam_igual_ao_do_pytorch():
+    torch.manual_seed(0)
+    a = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.GELU(), torch.nn.Linear(7, 3))
+    b = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.GELU(), torch.nn.Linear(7, 3))
+    b.load_state_dict(a.state_dict())
+    nosso = common.Adam(a.parameters(), lr=1e-2, betas=(0.9, 0.98), eps=1e-9)
+    deles = torch.optim.Adam(b.parameters(), lr=1e-2, betas=(0.9, 0.98), eps=1e-9)
+    x = torch.randn(16, 5)
+    for passo in range(20):
+        for modelo, opt in ((a, nosso), (b, deles)):
+            opt.zero_grad()
+            modelo(x).pow(2).mean().backward()
+            opt.step()
+    for pa, pb in zip(a.parameters(), b.parameters()):
+        assert torch.allclose(pa, pb, atol=1e-6)
+
+
+def test_grafico_ascii_cabe_na_largura():
+    texto = common.grafico_ascii({"a": [1, 2, 3], "b": [3, 2, 1]}, [0, 1, 2], larg=40)
+    linhas = texto.splitlines()
+    assert max(len(l) for l in linhas) <= 11 + 40 + 20
+    assert any("*" in l for l in linhas) and any("o" in l for l in linhas)
+
+
+def test_importar_licao_devolve_o_modulo_sem_rodar():
+    modulo = common.importar_licao("05_block")
+    assert hasattr(modulo, "Bloco") and hasattr(modulo, "AtencaoMultiCabeca")
