@@ -207,8 +207,13 @@ def exp_pre_post(licao):
     dizer("40 blocos, d = 32, 4 cabeças, FFN 128, GELU, causal; tarefa: prever o\n"
           "token anterior (vocabulário 16, 12 posições, lote 16). Perda: entropia\n"
           "cruzada pela cabeça de saída. Adam, taxa 3e-3, SEM aquecimento.\n")
-    pre = treinar_pilha(True, semente)
-    pos = treinar_pilha(False, semente)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
+    try:
+        pre = treinar_pilha(True, semente)
+        pos = treinar_pilha(False, semente)
+    finally:
+        torch.set_num_threads(threads)
     camadas = len(pre[0])
     dizer("No início (passo 0), norma do gradiente de cada bloco:")
     dizer(f"  {'bloco':>6} {'Pre-LN':>10} {'Post-LN':>10} {'Post/Pre':>9}")
