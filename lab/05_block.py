@@ -358,7 +358,9 @@ def exp_logit_lens(licao):
         final = _token(tokenizador, i[L, -1], 20, " ")
         dizer(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
               f"({pct(float(p[L, -1]))}).\n")
-        ax.imshow(p.numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1, origin="lower")
+        imagem = ax.imshow(p.numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                           origin="lower")
+        fig.colorbar(imagem, ax=ax, label="probabilidade do token")
         for c in range(L + 1):
             for t in range(p.shape[1]):
                 ax.text(t, c, _token(tokenizador, i[c, t], espaco=" "), ha="center",

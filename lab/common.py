@@ -538,7 +538,7 @@ def carregar_gpt2(nome: str):
             f"o pacote transformers não está instalado ({erro}).\n"
             "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
     hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()  # a barra de download (huggingface_hub) continua
+    hf_logging.disable_progress_bar()  # carregar do disco é rápido: sem barra
     origem = _id_no_hub(nome) if hub else str(pasta)
 
     def carregar(so_local: bool):
@@ -557,6 +557,7 @@ def carregar_gpt2(nome: str):
             if not hub or _offline() or not _rede_disponivel():
                 raise
             dizer(f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
+            hf_logging.enable_progress_bar()  # o download, sim, mostra o progresso
             modelo, tokenizador = carregar(so_local=False)
     except (OSError, ValueError) as erro:
         raise ModeloIndisponivel(_explicar_falha(nome, hub, erro)) from None
@@ -579,6 +580,8 @@ def _rede_disponivel() -> bool:
     """Teste rápido (1 s) de que o hub responde; evita esperas longas sem rede."""
     import socket
 
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True  # atrás de um proxy, a conexão direta falharia: deixa o hub tentar
     host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("//")[-1].split("/")[0]
     try:
         socket.create_connection((host, 443), timeout=1.5).close()
