@@ -66,7 +66,16 @@ def console():
 
 def dizer(texto: str = "") -> None:
     """Imprime texto simples já, sem passar pelo rich (rápido e seguro)."""
-    print(texto, flush=True)
+    try:
+        print(texto, flush=True)
+    except BrokenPipeError:
+        _cano_fechado()
+
+
+def _cano_fechado():
+    """A saída foi cortada (| head, | more fechado): sai quieto, sem traceback."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(1)
 
 
 def caixa_tabela():
@@ -295,6 +304,8 @@ class Licao:
                 inicio = time.perf_counter()
                 try:
                     funcoes[k](self)
+                except BrokenPipeError:
+                    raise
                 except ExperimentoPulado as motivo:
                     dizer(f"PULADO: {motivo}")
                     pulados.append((k, titulo, str(motivo).split("\n")[0]))
@@ -306,6 +317,8 @@ class Licao:
         except KeyboardInterrupt:
             print("\nInterrompido (Ctrl+C).", flush=True)
             return 130
+        except BrokenPipeError:
+            _cano_fechado()
         return self._resumo(len(escolhidos), pulados, falhos)
 
     def _resumo(self, total, pulados, falhos) -> int:

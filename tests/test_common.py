@@ -196,3 +196,14 @@ def test_grafico_ascii_cabe_na_largura():
 def test_importar_licao_devolve_o_modulo_sem_rodar():
     modulo = common.importar_licao("05_block")
     assert hasattr(modulo, "Bloco") and hasattr(modulo, "AtencaoMultiCabeca")
+
+
+def test_saida_cortada_sem_traceback():
+    """`python lab/05_block.py | head -3`: o cano fecha cedo e ninguém vê traceback."""
+    proc = subprocess.Popen([sys.executable, "lab/05_block.py", "--so", "6", "--sem-figuras"],
+                            cwd=RAIZ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    erros = proc.stderr.read().decode("utf-8", "replace")
+    proc.wait(timeout=120)
+    assert "Traceback" not in erros and "BrokenPipe" not in erros
