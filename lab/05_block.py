@@ -222,7 +222,8 @@ def exp_pre_post(licao):
               f"{num(pos[0][i] / pre[0][i], 2):>9}")
     dizer(f"\nNo início, nada sumiu: na camada 1, Post/Pre = {num(pos[0][0] / pre[0][0], 2)}."
           f"\nNa camada {camadas}, o Post-LN recebe {num(pos[0][-1] / pre[0][-1], 1)}x "
-          "o gradiente do Pre-LN,\nque encolhe com a profundidade (como 1/raiz(L)).\n")
+          "o gradiente do Pre-LN.\nNo Pre-LN, o gradiente das últimas camadas encolhe quando a "
+          "pilha\ntem mais camadas (como 1/raiz(L), L = total de blocos).\n")
     dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
     dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
     passos = len(pre[1]) - 1
@@ -340,7 +341,8 @@ def exp_logit_lens(licao):
 
     modelo, tokenizador = licao.gpt2()
     dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
-          "a última é a saída do próprio modelo. Célula: token mais provável.\n")
+          "a última é a saída do próprio modelo. Célula: o próximo token mais provável\n"
+          "segundo aquela camada, naquela posição.\n")
     fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE))
     for texto, ax in zip(LENTE, eixos):
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
@@ -383,9 +385,11 @@ def exp_parametros(licao):
     except common.ExperimentoPulado as motivo:
         from transformers import GPT2Config, GPT2LMHeadModel
 
+        nome = licao.args.modelo if licao.args.modelo in common.TAMANHOS_GPT2 else "gpt2"
+        camadas, d, h = common.TAMANHOS_GPT2[nome]
         with torch.device("meta"):                       # só as formas, sem memória
-            modelo = GPT2LMHeadModel(GPT2Config())
-        origem = "da configuração padrão do gpt2 (sem baixar pesos)"
+            modelo = GPT2LMHeadModel(GPT2Config(n_layer=camadas, n_embd=d, n_head=h))
+        origem = f"da configuração do {nome} (sem baixar pesos)"
         dizer(f"Sem o modelo ({str(motivo).splitlines()[0]})")
     cfg = modelo.config
     d, L = cfg.n_embd, cfg.n_layer
@@ -456,7 +460,8 @@ def exp_gelu(licao):
     gelu_exata(zero).backward()
     dizer(f"Inclinação em 0: GELU {num(float(zero.grad), 2)}; a ReLU tem um bico ali "
           "(0 à esquerda, 1 à direita).")
-    dizer("Para x < 0 a ReLU devolve gradiente 0 (neurônio morto); a GELU não zera.")
+    dizer("Para x < 0 a ReLU tem gradiente 0 em toda parte (neurônio morto); a GELU só\n"
+          "tem derivada zero num ponto, o seu mínimo.")
     fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
     ax1.plot(x, gelu_exata(x), label="GELU")
     ax1.plot(x, F.relu(x), "--", label="ReLU")

@@ -307,7 +307,7 @@ class Licao:
                 except BrokenPipeError:
                     raise
                 except ExperimentoPulado as motivo:
-                    dizer(f"PULADO: {motivo}")
+                    dizer(quebrar(f"PULADO: {motivo}"))
                     pulados.append((k, titulo, str(motivo).split("\n")[0]))
                 except (MemoryError, RuntimeError, OSError, ValueError) as erro:
                     dizer(f"FALHOU: {type(erro).__name__}: {erro}")

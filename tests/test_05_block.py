@@ -190,5 +190,5 @@ def test_licao_sem_modelo_explica_e_segue(tmp_path):
     assert r.returncode == 1
     assert "Traceback" not in r.saida + r.erros
     assert r.saida.count("PULADO: não há pasta") == 2
-    assert "Contagem da configuração padrão do gpt2" in r.saida
+    assert "Contagem da configuração do gpt2 (sem baixar pesos)" in r.saida
     assert "1 de 3 experimento(s) rodaram" in r.saida
