@@ -176,7 +176,7 @@ def norma_grad(modulo) -> float:
                          if p.grad is not None))
 
 
-def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3):
+def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3, barra=None):
     """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
     torch.manual_seed(semente)
     modelo = Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
@@ -194,6 +194,8 @@ def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3):
         perdas.append(perda.item())
         if passo < passos:
             otimizador.step()
+        if barra:
+            barra.avancar()
     return perfil, grad1, perdas
 
 
@@ -210,8 +212,9 @@ def exp_pre_post(licao):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
-        pre = treinar_pilha(True, semente)
-        pos = treinar_pilha(False, semente)
+        with common.Progresso(2 * 21, "treinando Pre-LN e Post-LN") as barra:
+            pre = treinar_pilha(True, semente, barra=barra)
+            pos = treinar_pilha(False, semente, barra=barra)
     finally:
         torch.set_num_threads(threads)
     camadas = len(pre[0])

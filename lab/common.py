@@ -145,6 +145,7 @@ class _Parser(argparse.ArgumentParser):
         "the following arguments are required": "faltam os argumentos",
         "ambiguous option": "opção ambígua",
         "invalid choice": "escolha inválida",
+        "choose from": "escolha entre",
     }
 
     def error(self, message):
@@ -356,6 +357,34 @@ def _esperar_enter() -> None:
         input("\n[Enter] para o próximo experimento... ")
     except EOFError:
         dizer()
+
+
+# ---------------------------------------------------------------- progresso
+class Progresso:
+    """Barra do rich num terminal; num pipe ou arquivo, nada (a saída fica limpa)."""
+
+    def __init__(self, total, texto):
+        self.total, self.texto, self.barra = total, texto, None
+
+    def __enter__(self):
+        terminal = console()
+        if terminal.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            barra = [BarColumn()] if unicode_ok() else []   # a barra usa caixas Unicode
+            self.barra = Progress(TextColumn("{task.description}"), *barra,
+                                  MofNCompleteColumn(), console=terminal, transient=True)
+            self.barra.start()
+            self.tarefa = self.barra.add_task(self.texto, total=self.total)
+        return self
+
+    def avancar(self):
+        if self.barra:
+            self.barra.advance(self.tarefa)
+
+    def __exit__(self, *erro):
+        if self.barra:
+            self.barra.stop()
 
 
 # ---------------------------------------------------------------- sementes

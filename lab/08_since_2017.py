@@ -1,0 +1,944 @@
+"""Lição 08 · O que mudou desde 2017.
+
+O bloco do artigo de 2017 e o de um modelo lançado hoje diferem em seis
+pontos: Pre-LN, RMSNorm, SwiGLU, RoPE, GQA e o fim dos vieses. Aqui cada um
+vira um controle, é montado em PyTorch e medido. Leia junto:
+apostilas/08_since_2017.md.
+"""
+import math
+import sys
+
+import common
+
+# Os seis controles, na ordem do painel. A primeira opção de cada um (com os
+# vieses ligados) é o artigo de 2017; os padrões são os de um modelo de hoje.
+CONTROLES = [
+    ("norma", "posição da norma", [("post", "Post-LN"), ("pre", "Pre-LN")]),
+    ("normalizador", "normalizador", [("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]),
+    ("mlp", "MLP", [("relu", "ReLU, 4d"), ("gelu", "GELU, 4d"), ("swiglu", "SwiGLU, 8d/3")]),
+    ("posicoes", "posições", [("senoidal", "senoidais"), ("aprendida", "aprendidas"),
+                              ("rope", "RoPE")]),
+    ("atencao", "atenção", [("mha", "MHA"), ("gqa", "GQA"), ("mqa", "MQA")]),
+    ("vieses", "vieses", [("sim", "sim"), ("nao", "não")]),
+]
+AJUDA = {
+    "norma": "post: norma depois da soma residual (2017); pre: dentro do ramo",
+    "normalizador": "layernorm: centra e reescala; rmsnorm: só reescala",
+    "mlp": "relu ou gelu: 2 matrizes, largura 4d; swiglu: 3 matrizes com porta",
+    "posicoes": "senoidal (fixa) ou aprendida, somadas na entrada; rope: rotação de Q e K",
+    "atencao": "mha: um K/V por cabeça; gqa: um K/V a cada 4 cabeças; mqa: um K/V só",
+    "vieses": "sim: somas de viés nas camadas lineares e na LayerNorm; nao: nenhuma",
+}
+ANOS = {
+    "2017": dict(norma="post", normalizador="layernorm", mlp="relu", posicoes="senoidal",
+                 atencao="mha", vieses="sim"),
+    "2019": dict(norma="pre", normalizador="layernorm", mlp="gelu", posicoes="aprendida",
+                 atencao="mha", vieses="sim"),            # o GPT-2
+    "2026": dict(norma="pre", normalizador="rmsnorm", mlp="swiglu", posicoes="rope",
+                 atencao="gqa", vieses="nao"),
+}
+TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., tabela 3
+            "big": dict(d=1024, h=16, ffn=4096, camadas=6)}
+VOCAB_2017 = 37_000       # "um vocabulário compartilhado de cerca de 37.000 tokens"
+POSICOES_APRENDIDAS = 1024
+
+
+def _escolha(opcoes):
+    import argparse
+
+    def validar(texto):
+        if texto not in opcoes:
+            raise argparse.ArgumentTypeError(
+                f"'{texto}' não é uma opção; use uma de: {', '.join(opcoes)}")
+        return texto
+    return validar
+
+
+def argumentos(p):
+    g = p.add_argument_group("os seis controles (experimento 1)")
+    g.add_argument("--ano", type=_escolha(list(ANOS)), metavar="{2017,2019,2026}",
+                   help="ponto de partida: o artigo de 2017, o GPT-2 (2019) ou um "
+                   "modelo de hoje (padrão: 2026)")
+    for chave, nome, opcoes in CONTROLES:
+        nomes = [o for o, _ in opcoes]
+        g.add_argument(f"--{chave}", type=_escolha(nomes), metavar="{" + ",".join(nomes) + "}",
+                       help=AJUDA[chave])
+    g.add_argument("--tamanho", type=_escolha(list(TAMANHOS)), default="base",
+                   metavar="{base,big}", help="tamanho do artigo de 2017 (padrão: base)")
+    g.add_argument("--interativo", action="store_true",
+                   help="muda os controles um a um, com a contagem redesenhada")
+    p.add_argument("--rapido", action="store_true",
+                   help="experimento 8 curto (80 passos em vez de 200)")
+
+
+LICAO = common.Licao(
+    "08", "O que mudou desde 2017",
+    [
+        (1, "Os seis controles: de 2017 a 2026", False),
+        (2, "O bloco pre-LN do capítulo em numpy, e a conta em d = 4096", False),
+        (3, "O bloco moderno em PyTorch = LlamaDecoderLayer", False),
+        (4, "RMSNorm contra LayerNorm", False),
+        (5, "SwiGLU: a porta, a largura 8d/3 e o arredondamento", False),
+        (6, "RoPE: a posição mora na rotação", False),
+        (7, "GQA: menos cabeças de K/V, cache menor", False),
+        (8, "Post-LN precisa de aquecimento: um treino de verdade", False),
+        (9, "Codificador, decodificador ou os dois", False),
+    ],
+    proxima=("lab/09_scaling.py", "apostilas/09_scaling.md"),
+    argumentos=argumentos,
+)
+if __name__ == "__main__":
+    LICAO.abrir()  # a primeira linha aparece antes do torch
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
+cientifico = common.cientifico
+B05 = common.importar_licao("05_block")   # Bloco, AtencaoMultiCabeca, Pilha da lição 05
+
+
+# ============================================================ as peças modernas
+def tabela_rope(posicoes, dh, base=10_000.0, dtype=torch.float32):
+    """cos e sin do ângulo m * theta_i, theta_i = base^(-2i/dh); pares (i, i + dh/2).
+    O ângulo é calculado na precisão dtype, como fazem os modelos de verdade."""
+    theta = (base ** (-torch.arange(0, dh, 2, dtype=torch.float64) / dh)).to(dtype)  # (dh/2,)
+    angulo = torch.outer(torch.as_tensor(posicoes, dtype=dtype), theta)          # (T, dh/2)
+    angulo = torch.cat([angulo, angulo], dim=-1)                              # (T, dh)
+    return angulo.cos(), angulo.sin()
+
+
+def aplicar_rope(x, cos, sin):
+    """Gira cada par (x_i, x_{i+dh/2}) pelo ângulo da sua posição. x: (B, h, T, dh)."""
+    x1, x2 = x.chunk(2, dim=-1)                     # 2 x (B, h, T, dh/2)
+    girado = torch.cat([-x2, x1], dim=-1)           # (B, h, T, dh)
+    return x * cos + girado * sin
+
+
+def sinusoidal(T, d, dtype=torch.float32):
+    """Posições de 2017: PE(m, 2i) = sen(m / 10000^(2i/d)), PE(m, 2i+1) = cos(...)."""
+    m = torch.arange(T, dtype=torch.float64)[:, None]                       # (T, 1)
+    freq = 10_000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    pe = torch.zeros(T, d, dtype=torch.float64)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(m * freq), torch.cos(m * freq)
+    return pe.to(dtype)                                                     # (T, d)
+
+
+class Atencao(nn.Module):
+    """h cabeças de consulta, kv cabeças de chave/valor: kv = h é MHA, 1 < kv < h é
+    GQA, kv = 1 é MQA. Com memoria, é a atenção cruzada do decodificador."""
+
+    def __init__(self, d, h, kv, vieses=False):
+        super().__init__()
+        assert d % h == 0 and h % kv == 0
+        self.h, self.kv, self.dh = h, kv, d // h
+        self.wq = nn.Linear(d, d, bias=vieses)
+        self.wk = nn.Linear(d, kv * self.dh, bias=vieses)   # GQA: menos cabeças de K/V
+        self.wv = nn.Linear(d, kv * self.dh, bias=vieses)
+        self.wo = nn.Linear(d, d, bias=vieses)
+
+    def forward(self, x, rot=None, memoria=None, causal=True):
+        B, T, C = x.shape                                            # (B, T, C)
+        fonte = x if memoria is None else memoria
+        S = fonte.shape[1]
+        q = self.wq(x).view(B, T, self.h, self.dh).transpose(1, 2)       # (B, h, T, dh)
+        k = self.wk(fonte).view(B, S, self.kv, self.dh).transpose(1, 2)  # (B, kv, S, dh)
+        v = self.wv(fonte).view(B, S, self.kv, self.dh).transpose(1, 2)  # (B, kv, S, dh)
+        if rot is not None:                       # RoPE: a posição mora aqui, não na entrada
+            q, k = aplicar_rope(q, *rot), aplicar_rope(k, *rot)
+        y = F.scaled_dot_product_attention(       # cada grupo de h/kv consultas lê um K/V
+            q, k, v, is_causal=causal and memoria is None, enable_gqa=True)  # (B, h, T, dh)
+        return self.wo(y.transpose(1, 2).reshape(B, T, C))          # (B, T, C)
+
+
+class SwiGLU(nn.Module):
+    """w2( SiLU(x w1) * (x w3) ): w3 propõe o conteúdo, SiLU(x w1) abre ou fecha."""
+
+    def __init__(self, d, largura, vieses=False):
+        super().__init__()
+        self.w1 = nn.Linear(d, largura, bias=vieses)   # a porta
+        self.w3 = nn.Linear(d, largura, bias=vieses)   # o conteúdo
+        self.w2 = nn.Linear(largura, d, bias=vieses)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class MLPClassico(nn.Module):
+    """O MLP de 2017 (ReLU) e do GPT-2 (GELU): c_fc -> ativação -> c_proj."""
+
+    def __init__(self, d, largura, ativacao="relu", vieses=True):
+        super().__init__()
+        self.c_fc = nn.Linear(d, largura, bias=vieses)
+        self.ativacao = nn.ReLU() if ativacao == "relu" else nn.GELU(approximate="tanh")
+        self.c_proj = nn.Linear(largura, d, bias=vieses)
+
+    def forward(self, x):
+        return self.c_proj(self.ativacao(self.c_fc(x)))
+
+
+def normalizador(tipo, d, vieses):
+    if tipo == "rmsnorm":
+        return nn.RMSNorm(d, eps=1e-5)              # só o ganho: nunca teve viés
+    return nn.LayerNorm(d, eps=1e-5, bias=vieses)
+
+
+def largura_swiglu(d, multiplicador=1.0, multiplo=1):
+    """A regra do código da Meta: int(2 * 4d / 3), vezes um multiplicador opcional,
+    arredondada para cima até um múltiplo (256 no Llama 2, 1024 no Llama 3)."""
+    largura = int(2 * 4 * d / 3)
+    largura = int(multiplicador * largura)
+    return multiplo * ((largura + multiplo - 1) // multiplo)
+
+
+class BlocoConfiguravel(nn.Module):
+    """Um bloco com os seis controles. Com cruzada=True, é um bloco do decodificador
+    de 2017 (autoatenção causal, atenção cruzada ao codificador, MLP)."""
+
+    def __init__(self, d, h, kv, largura, norma="pre", tipo_norma="rmsnorm",
+                 mlp="swiglu", vieses=False, cruzada=False):
+        super().__init__()
+        self.pre = norma == "pre"
+        self.ln_1 = normalizador(tipo_norma, d, vieses)
+        self.attn = Atencao(d, h, kv, vieses)
+        self.cruzada = Atencao(d, h, kv, vieses) if cruzada else None
+        self.ln_x = normalizador(tipo_norma, d, vieses) if cruzada else None
+        self.ln_2 = normalizador(tipo_norma, d, vieses)
+        self.mlp = (SwiGLU(d, largura, vieses) if mlp == "swiglu"
+                    else MLPClassico(d, largura, mlp, vieses))
+
+    def forward(self, x, rot=None, memoria=None, causal=True):
+        if self.pre:                                # Pre-LN: o fluxo residual fica limpo
+            x = x + self.attn(self.ln_1(x), rot, causal=causal)
+            if self.cruzada is not None:
+                x = x + self.cruzada(self.ln_x(x), memoria=memoria)
+            return x + self.mlp(self.ln_2(x))
+        x = self.ln_1(x + self.attn(x, rot, causal=causal))   # Post-LN: norma depois da soma
+        if self.cruzada is not None:
+            x = self.ln_x(x + self.cruzada(x, memoria=memoria))
+        return self.ln_2(x + self.mlp(x))
+
+
+def cabecas_kv(cfg, h):
+    return {"mha": h, "gqa": max(1, h // 4), "mqa": 1}[cfg["atencao"]]
+
+
+def bloco_de(cfg, tam, cruzada=False):
+    d, h = tam["d"], tam["h"]
+    largura = largura_swiglu(d) if cfg["mlp"] == "swiglu" else tam["ffn"]
+    return BlocoConfiguravel(d, h, cabecas_kv(cfg, h), largura, cfg["norma"],
+                             cfg["normalizador"], cfg["mlp"], cfg["vieses"] == "sim", cruzada)
+
+
+def tabela(linhas, d):
+    """Embedding com desvio 1/raiz(d): vezes raiz(d) na entrada, dá vetores de desvio 1.
+    (Sorteio uniforme: normal_ no dispositivo 'meta' custa 2 s de importações.)"""
+    limite = math.sqrt(3 / d)
+    return nn.Embedding(linhas, d, _weight=torch.empty(linhas, d).uniform_(-limite, limite))
+
+
+class Transformer2017(nn.Module):
+    """O desenho do artigo: codificador e decodificador, um só embedding para a fonte,
+    o alvo e a camada de saída (multiplicado por raiz(d)); os blocos seguem cfg."""
+
+    def __init__(self, cfg, tam, vocab=VOCAB_2017, camadas=None):
+        super().__init__()
+        self.cfg, self.d, self.h = cfg, tam["d"], tam["h"]
+        L = camadas or tam["camadas"]
+        self.emb = tabela(vocab, self.d)
+        if cfg["posicoes"] == "aprendida":
+            self.pos_cod = tabela(POSICOES_APRENDIDAS, self.d)
+            self.pos_dec = tabela(POSICOES_APRENDIDAS, self.d)
+        self.codificador = nn.ModuleList(bloco_de(cfg, tam) for _ in range(L))
+        self.decodificador = nn.ModuleList(bloco_de(cfg, tam, cruzada=True) for _ in range(L))
+        pre = cfg["norma"] == "pre"        # Pre-LN precisa de uma norma no fim de cada pilha
+        self.norma_cod = normalizador(cfg["normalizador"], self.d, cfg["vieses"] == "sim") \
+            if pre else nn.Identity()
+        self.norma_dec = normalizador(cfg["normalizador"], self.d, cfg["vieses"] == "sim") \
+            if pre else nn.Identity()
+
+    def entrar(self, ids, tabela_pos):
+        T = ids.shape[1]
+        x = self.emb(ids) * math.sqrt(self.d)                    # (B, T, d)
+        if self.cfg["posicoes"] == "senoidal":
+            x = x + sinusoidal(T, self.d)
+        elif self.cfg["posicoes"] == "aprendida":
+            x = x + tabela_pos(torch.arange(T))
+        return x                                                   # RoPE: nada na entrada
+
+    def forward(self, fonte, alvo):
+        rot_f = rot_a = None
+        if self.cfg["posicoes"] == "rope":
+            rot_f = tabela_rope(range(fonte.shape[1]), self.d // self.h)
+            rot_a = tabela_rope(range(alvo.shape[1]), self.d // self.h)
+        memoria = self.entrar(fonte, getattr(self, "pos_cod", None))
+        for bloco in self.codificador:                   # bidirecional: vê a fonte inteira
+            memoria = bloco(memoria, rot_f, causal=False)
+        memoria = self.norma_cod(memoria)
+        y = self.entrar(alvo, getattr(self, "pos_dec", None))
+        for bloco in self.decodificador:                 # causal + atenção cruzada
+            y = bloco(y, rot_a, memoria=memoria)
+        return self.norma_dec(y) @ self.emb.weight.T    # (B, T, vocab)
+
+
+# ============================================================ experimento 1
+GRUPOS = ["embeddings", "posições", "atenção", "MLP", "normas"]
+
+
+def grupo_do_parametro(nome):
+    if nome.startswith("emb."):
+        return "embeddings"
+    if nome.startswith("pos_"):
+        return "posições"
+    if ".attn." in nome or ".cruzada." in nome:
+        return "atenção"
+    if ".mlp." in nome:
+        return "MLP"
+    return "normas"
+
+
+def contar_componentes(cfg, tam, vocab=VOCAB_2017):
+    """Parâmetros por componente do modelo inteiro, montado sem memória (meta)."""
+    with torch.device("meta"):
+        modelo = Transformer2017(cfg, tam, vocab)
+    grupos = dict.fromkeys(GRUPOS, 0)
+    for nome, p in modelo.named_parameters():
+        grupos[grupo_do_parametro(nome)] += p.numel()
+    grupos["total"] = sum(grupos.values())
+    return grupos
+
+
+def rotulo(chave, valor):
+    opcoes = dict(next(o for c, _, o in CONTROLES if c == chave))
+    return opcoes[valor]
+
+
+def configuracao(args):
+    cfg = dict(ANOS[args.ano or "2026"])
+    for chave, *_ in CONTROLES:
+        if getattr(args, chave, None):
+            cfg[chave] = getattr(args, chave)
+    return cfg
+
+
+def nome_da_configuracao(cfg):
+    anos = [a for a, c in ANOS.items() if c == cfg]
+    return f"a de {anos[0]}" if anos else "personalizada"
+
+
+def mostrar_controles(cfg, tam):
+    h = tam["h"]
+    dizer(f"Configuração: {nome_da_configuracao(cfg)}.")
+    dizer(f"  {'#':<2} {'controle':<17} {'2017':<14} escolhido")
+    for i, (chave, nome, _) in enumerate(CONTROLES, 1):
+        antes, agora = rotulo(chave, ANOS["2017"][chave]), rotulo(chave, cfg[chave])
+        if chave == "atencao":
+            antes += f", {h} K/V"
+            agora += f", {cabecas_kv(cfg, h)} K/V"
+        marca = "" if cfg[chave] == ANOS["2017"][chave] else "  (mudou)"
+        dizer(f"  {i:<2} {nome:<17} {antes:<14} {agora:<14}{marca}".rstrip())
+
+
+def mostrar_contagem(cfg, tam):
+    antes, agora = contar_componentes(ANOS["2017"], tam), contar_componentes(cfg, tam)
+    dizer(f"\nParâmetros do modelo inteiro no tamanho '{tam['nome']}' do artigo "
+          f"(d = {tam['d']},\n{tam['h']} cabeças, FFN {inteiro(tam['ffn'])}, "
+          f"{tam['camadas']} + {tam['camadas']} blocos, vocabulário de "
+          f"{inteiro(VOCAB_2017)} compartilhado):")
+    dizer(f"  {'componente':<12} {'2017':>12} {'escolhido':>12} {'diferença':>12}")
+    for g in GRUPOS + ["total"]:
+        dif = agora[g] - antes[g]
+        texto = ("+" if dif > 0 else "-" if dif < 0 else "") + inteiro(abs(dif))
+        dizer(f"  {g:<12} {inteiro(antes[g]):>12} {inteiro(agora[g]):>12} {texto:>12}")
+    return agora
+
+
+def por_que_65m():
+    """Que vocabulário daria os números impressos no artigo (65M e 213M)?"""
+    faixas = {}
+    for nome, impresso in (("base", 65e6), ("big", 213e6)):
+        tam = dict(TAMANHOS[nome], nome=nome)
+        sem_emb = contar_componentes(ANOS["2017"], tam, vocab=0)["total"]
+        com = contar_componentes(ANOS["2017"], tam)["total"]
+        # vocabulários v com sem_emb + v * d entre impresso - 0,5M e impresso + 0,5M
+        lo = math.ceil((impresso - 0.5e6 - sem_emb) / tam["d"])
+        hi = math.ceil((impresso + 0.5e6 - sem_emb) / tam["d"]) - 1
+        faixas[nome] = (com, impresso, lo, hi)
+    (b, _, blo, bhi), (g, _, glo, ghi) = faixas["base"], faixas["big"]
+    dizer(f"\nCom {inteiro(VOCAB_2017)} tokens: base {inteiro(b)} = {num(b / 1e6, 1)}M "
+          f"(o artigo diz 65M);\nbig {inteiro(g)} = {num(g / 1e6, 1)}M (o artigo diz 213M).")
+    dizer(f"Para o base arredondar para 65M, o vocabulário teria de ter de "
+          f"{inteiro(blo)}\na {inteiro(bhi)} tokens; para o big dar 213M, de "
+          f"{inteiro(glo)} a {inteiro(ghi)}.")
+    sobra = max(blo, glo) <= min(bhi, ghi)
+    dizer("Há um vocabulário que serve aos dois." if sobra else
+          "Nenhum vocabulário dá os dois números: os 65M e os 213M do artigo não saem\n"
+          f"da mesma conta. Os {num(b / 1e6, 1)}M e {num(g / 1e6, 1)}M acima são os que esta "
+          "arquitetura tem.")
+    return faixas
+
+
+def modo_interativo(cfg, tam):
+    from rich.prompt import Prompt
+
+    dizer("\nModo interativo: escolha um controle pelo número, depois a opção.\n"
+          "Enter vazio termina.")
+    console = common.console()
+    while True:
+        try:
+            resposta = Prompt.ask("Controle (1-6)", default="", show_default=False,
+                                  console=console).strip()
+            if not resposta:
+                return cfg
+            if resposta not in [str(i) for i in range(1, 7)]:
+                dizer("Responda com um número de 1 a 6 (ou Enter para terminar).")
+                continue
+            chave, nome, opcoes = CONTROLES[int(resposta) - 1]
+            menu = "; ".join(f"{i} = {r}" for i, (_, r) in enumerate(opcoes, 1))
+            opcao = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
+                               console=console).strip()
+        except EOFError:
+            dizer("\n(sem entrada no terminal: sigo com a configuração atual)")
+            return cfg
+        if opcao not in [str(i) for i in range(1, len(opcoes) + 1)]:
+            dizer(f"Opção inválida: use um número de 1 a {len(opcoes)}.")
+            continue
+        cfg = dict(cfg, **{chave: opcoes[int(opcao) - 1][0]})
+        dizer()
+        mostrar_controles(cfg, tam)
+        mostrar_contagem(cfg, tam)
+
+
+def exp_controles(licao):
+    args = licao.args
+    tam = dict(TAMANHOS[args.tamanho], nome=args.tamanho)
+    cfg = configuracao(args)
+    mostrar_controles(cfg, tam)
+    mostrar_contagem(cfg, tam)
+    if args.interativo:
+        cfg = modo_interativo(cfg, tam)
+    modelo = Transformer2017(cfg, tam, camadas=1).eval()
+    fonte = torch.randint(0, VOCAB_2017, (2, 10))
+    alvo = torch.randint(0, VOCAB_2017, (2, 7))
+    with torch.no_grad():
+        logits = modelo(fonte, alvo)
+    dizer(f"\nUm lote atravessou o modelo com 1 bloco de cada lado: fonte {tuple(fonte.shape)} "
+          f"e\nalvo {tuple(alvo.shape)} -> logits {tuple(logits.shape)}; "
+          f"todos finitos: {'sim' if torch.isfinite(logits).all() else 'NÃO'}.")
+    if cfg == ANOS["2017"]:
+        por_que_65m()
+
+
+# ============================================================ experimento 2
+def bloco_numpy(x, pesos, h, h_kv, eps=1e-5):
+    """O bloco pre-LN do capítulo: RMSNorm (sem ganho), GQA causal, SwiGLU. Devolve a
+    saída e as formas de cada etapa."""
+    n, d = x.shape
+    dh = d // h
+    Wq, Wk, Wv, Wo, W1, W3, W2 = pesos
+    formas = [("x (fluxo residual, entrada)", x.shape)]
+
+    def rms(u):
+        return u / np.sqrt((u ** 2).mean(-1, keepdims=True) + eps)
+
+    u = rms(x)
+    q = (u @ Wq).reshape(n, h, dh).transpose(1, 0, 2)                 # (h, n, dh)
+    k = (u @ Wk).reshape(n, h_kv, dh).transpose(1, 0, 2)              # (h_kv, n, dh)
+    v = (u @ Wv).reshape(n, h_kv, dh).transpose(1, 0, 2)              # (h_kv, n, dh)
+    k, v = k.repeat(h // h_kv, axis=0), v.repeat(h // h_kv, axis=0)   # (h, n, dh)
+    formas += [("Q, por cabeça", q.shape), (f"K, V ({h_kv} cabeça, repetida)", k.shape)]
+    notas = q @ k.transpose(0, 2, 1) / np.sqrt(dh)                    # (h, n, n)
+    notas = notas + np.triu(np.full((n, n), -np.inf), 1)              # máscara causal
+    A = np.exp(notas - notas.max(-1, keepdims=True))
+    A = A / A.sum(-1, keepdims=True)
+    formas.append(("A = softmax(QK^T/raiz(d_h) + M)", A.shape))
+    o = (A @ v).transpose(1, 0, 2).reshape(n, d)                       # (n, d)
+    x = x + o @ Wo
+    formas.append(("x + atenção", x.shape))
+    u = rms(x)
+    a = u @ W1
+    g = a / (1 + np.exp(-a)) * (u @ W3)                                # SiLU(u W1) * (u W3)
+    formas.append(("SwiGLU, camada oculta", g.shape))
+    x = x + g @ W2
+    formas.append(("x + MLP (saída do bloco)", x.shape))
+    return x, formas
+
+
+def parametros_bloco(d, h, h_kv, largura):
+    """(atenção, MLP, normas) de um bloco moderno sem vieses."""
+    dh = d // h
+    return 2 * d * d + 2 * d * h_kv * dh, 3 * d * largura, 2 * d
+
+
+def parametros_llama(camadas, d, h, h_kv, largura, vocab):
+    """Total de um Llama: blocos + embedding de entrada + saída (não amarrada) + norma final."""
+    return camadas * sum(parametros_bloco(d, h, h_kv, largura)) + 2 * vocab * d + d
+
+
+def exp_numpy(licao):
+    rng = np.random.default_rng(licao.args.semente)
+    n, d, h, h_kv = 5, 8, 2, 1
+    f = 8 * d // 3                                   # 21: sem arredondar, d é minúsculo
+    dh = d // h
+    formas_w = [(d, d), (d, h_kv * dh), (d, h_kv * dh), (d, d), (d, f), (d, f), (f, d)]
+    pesos = [rng.normal(size=s) / np.sqrt(s[0]) for s in formas_w]
+    x = rng.normal(size=(n, d))
+    dizer(f"n = {n} tokens, d = {d}, {h} cabeças de consulta, {h_kv} cabeça de K/V")
+    y, formas = bloco_numpy(x, pesos, h, h_kv)
+    for nome, forma in formas:
+        dizer(f"  {nome:<34}{str(forma):>10}")
+    # O mesmo bloco, com os mesmos pesos, na classe em PyTorch deste script:
+    bloco = BlocoConfiguravel(d, h, h_kv, f).double()
+    Wq, Wk, Wv, Wo, W1, W3, W2 = (torch.from_numpy(w).T for w in pesos)  # (saída, entrada)
+    with torch.no_grad():
+        for linear, w in [(bloco.attn.wq, Wq), (bloco.attn.wk, Wk), (bloco.attn.wv, Wv),
+                          (bloco.attn.wo, Wo), (bloco.mlp.w1, W1), (bloco.mlp.w3, W3),
+                          (bloco.mlp.w2, W2)]:
+            linear.weight.copy_(w)
+        dif = (bloco(torch.from_numpy(x)[None])[0] - torch.from_numpy(y)).abs().max()
+    dizer(f"O mesmo bloco na classe BlocoConfiguravel (PyTorch): diferença máxima "
+          f"{cientifico(float(dif), 1)}.")
+
+    dizer("\nd = 4096, 32 cabeças de consulta, 8 de K/V, SwiGLU de largura "
+          f"{inteiro(largura_swiglu(4096, multiplo=256))}:")
+    attn, mlp, norma = parametros_bloco(4096, 32, 8, largura_swiglu(4096, multiplo=256))
+    total = attn + mlp + norma
+    for nome, p in [("atenção", attn), ("MLP (SwiGLU)", mlp), ("normalização", norma)]:
+        dizer(f"  {nome:<14}{num(p / 1e6, 1):>8} M  {pct(p / total, 0):>5}")
+    dizer(f"  {'bloco':<14}{num(total / 1e6, 1):>8} M")
+    dizer(f"  {'× 32 blocos':<14}{num(32 * total / 1e9, 2):>8} B")
+    emb = 2 * 128_256 * 4096
+    dizer(f"\nCom o embedding de entrada e a camada de saída, 2 × 128.256 × 4.096 = "
+          f"{num(emb / 1e9, 2)} B,\no total vai a {num((32 * total + emb) / 1e9, 2)} B: "
+          "perto de 7 B.")
+    llama3 = parametros_llama(32, 4096, 32, 8, 14_336, 128_256)
+    bloco3 = sum(parametros_bloco(4096, 32, 8, 14_336))
+    dizer(f"O Llama 3 8B usa FFN de 14.336: {inteiro(bloco3)} por bloco, × 32 = "
+          f"{inteiro(32 * bloco3)};\n+ embeddings {inteiro(emb)} + norma final {inteiro(4096)} = "
+          f"{inteiro(llama3)} parâmetros.")
+    llama2 = parametros_llama(32, 4096, 32, 32, 11_008, 32_000)
+    dizer(f"O Llama 2 7B (MHA, FFN 11.008, vocabulário 32.000): {inteiro(llama2)}.")
+
+
+# ============================================================ experimento 3
+NOMES_LLAMA = {  # nosso nome -> nome no LlamaDecoderLayer do transformers
+    "ln_1.weight": "input_layernorm.weight",
+    "attn.wq.weight": "self_attn.q_proj.weight",
+    "attn.wk.weight": "self_attn.k_proj.weight",
+    "attn.wv.weight": "self_attn.v_proj.weight",
+    "attn.wo.weight": "self_attn.o_proj.weight",
+    "ln_2.weight": "post_attention_layernorm.weight",
+    "mlp.w1.weight": "mlp.gate_proj.weight",
+    "mlp.w3.weight": "mlp.up_proj.weight",
+    "mlp.w2.weight": "mlp.down_proj.weight",
+}
+
+
+def bloco_moderno(d, h, kv, largura):
+    """O bloco de 2026 da semente: pre-LN, RMSNorm, GQA, SwiGLU, sem vieses."""
+    return BlocoConfiguravel(d, h, kv, largura, norma="pre", tipo_norma="rmsnorm",
+                             mlp="swiglu", vieses=False)
+
+
+def comparar_com_llama(bloco, x, base):
+    """Carrega nossos pesos num LlamaDecoderLayer e devolve (saída dele, a nossa)."""
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import (LlamaDecoderLayer,
+                                                          LlamaRotaryEmbedding)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    attn = bloco.attn
+    config = LlamaConfig(hidden_size=attn.h * attn.dh, num_attention_heads=attn.h,
+                         num_key_value_heads=attn.kv, intermediate_size=bloco.mlp.w1.out_features,
+                         num_hidden_layers=1, rms_norm_eps=1e-5, max_position_embeddings=256,
+                         rope_parameters={"rope_type": "default", "rope_theta": base},
+                         attn_implementation="eager")
+    camada = LlamaDecoderLayer(config, layer_idx=0).to(x.dtype).eval()
+    estado = bloco.state_dict()
+    camada.load_state_dict({NOMES_LLAMA[k]: v for k, v in estado.items()}, strict=True)
+    T = x.shape[1]
+    posicoes = torch.arange(T)[None]                                   # (1, T)
+    cos_sin = LlamaRotaryEmbedding(config)(x, posicoes)                # 2 x (1, T, dh)
+    mascara = torch.full((T, T), float("-inf"), dtype=x.dtype).triu(1)[None, None]  # (1,1,T,T)
+    with torch.no_grad():
+        deles = camada(x, attention_mask=mascara, position_embeddings=cos_sin)
+        nosso = bloco(x, tabela_rope(range(T), attn.dh, base, x.dtype))
+    return deles, nosso
+
+
+def exp_llama(licao):
+    d, h, kv, largura, base = 64, 8, 2, 172, 500_000.0
+    bloco = bloco_moderno(d, h, kv, largura).eval()
+    with torch.no_grad():                     # ganhos diferentes de 1, para a norma contar
+        bloco.ln_1.weight.uniform_(0.5, 1.5)
+        bloco.ln_2.weight.uniform_(0.5, 1.5)
+    dizer(f"Bloco pequeno: d = {d}, {h} cabeças de consulta, {kv} de K/V (d_h = {d // h}),"
+          f" SwiGLU\nde largura {largura}, RMSNorm com eps 1e-5, RoPE com base "
+          f"{inteiro(base)} (a do Llama 3).\n")
+    dizer(f"  {'nosso nome':<16} {'nome no LlamaDecoderLayer':<34} forma")
+    for nosso, deles in NOMES_LLAMA.items():
+        forma = str(tuple(bloco.state_dict()[nosso].shape))
+        dizer(f"  {nosso:<16} {deles:<34} {forma}")
+    x = torch.randn(2, 10, d)                                          # (B, T, C)
+    dizer(f"\nUm lote {tuple(x.shape)} atravessa os dois, com os mesmos pesos.")
+    try:
+        deles, nosso = comparar_com_llama(bloco, x, base)
+    except ImportError as erro:
+        raise common.ExperimentoPulado(
+            f"sem o pacote transformers não dá para comparar ({erro}). Rode de novo o "
+            "script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
+    dif = float((deles - nosso).abs().max())
+    dizer(f"Diferença máxima para o LlamaDecoderLayer do transformers: {cientifico(dif, 1)}.")
+    dizer(f"Abaixo de 1e-5: {'sim, é o mesmo bloco' if dif < 1e-5 else 'NÃO'}.")
+    dizer("\nNenhum viés, nenhuma posição somada na entrada: a posição entra pela\n"
+          "rotação de Q e K dentro da atenção (experimento 6).")
+
+
+# ============================================================ experimento 4
+def rmsnorm(x, eps=1e-5):
+    return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def layernorm(x, eps=1e-5):
+    centrado = x - x.mean(-1, keepdim=True)
+    return centrado / torch.sqrt(centrado.pow(2).mean(-1, keepdim=True) + eps)
+
+
+def exp_rmsnorm(licao):
+    x = torch.tensor([3.0, 4.0], dtype=torch.float64)
+
+    def vetor(t):
+        return "[" + "; ".join(num(float(v), 2) for v in t) + "]"
+
+    dizer(f"x = {vetor(x)}")
+    media, desvio = float(x.mean()), float(x.std(unbiased=False))
+    rms = math.sqrt(float(x.pow(2).mean()))
+    dizer(f"  LayerNorm: média {num(media, 1)}, desvio {num(desvio, 1)}: "
+          f"(x - média)/desvio = {vetor(layernorm(x))}")
+    dizer(f"  RMSNorm:   RMS = raiz((9 + 16)/2) = {num(rms, 2)}: x/RMS = {vetor(rmsnorm(x))}")
+    ln = nn.LayerNorm(2, eps=1e-5).double()
+    rn = nn.RMSNorm(2, eps=1e-5).double()
+    with torch.no_grad():
+        dizer(f"  nn.LayerNorm e nn.RMSNorm do PyTorch: {vetor(ln(x))} e {vetor(rn(x))}")
+
+    d, n = 512, 1000
+    dizer(f"\n{inteiro(n)} vetores aleatórios de d = {d}:")
+    dizer(f"  {'vetores':<26} {'média LN':>9} {'média RMS':>10} {'max |LN-RMS|':>13}")
+    def tres(v):
+        return num(float(v) if abs(float(v)) >= 5e-4 else 0.0, 3)
+
+    for nome, desloc in (("centrados (média 0)", 0.0), ("deslocados (média 2)", 2.0)):
+        v = torch.randn(n, d, dtype=torch.float64) + desloc
+        a, b = layernorm(v), rmsnorm(v)
+        dizer(f"  {nome:<26} {tres(a.mean()):>9} {tres(b.mean()):>10} "
+              f"{tres((a - b).abs().max()):>13}")
+    v = torch.randn(n, d, dtype=torch.float64) * 3 + 1
+    ln, rn = nn.LayerNorm(d, eps=1e-5).double(), nn.RMSNorm(d, eps=1e-5).double()
+    with torch.no_grad():
+        dif = (ln(v) - rn(v - v.mean(-1, keepdim=True))).abs().max()
+    dizer(f"\nnn.LayerNorm(x) = nn.RMSNorm(x - média(x)): diferença {cientifico(float(dif), 1)}."
+          "\nA LayerNorm é uma RMSNorm precedida de uma centragem.")
+    dizer("Tirar a centragem tira uma redução (a média) e o viés: a LayerNorm aprende\n"
+          f"2d números (ganho e viés), a RMSNorm d. Em d = 4096: "
+          f"{inteiro(sum(p.numel() for p in nn.LayerNorm(4096).parameters()))} contra "
+          f"{inteiro(sum(p.numel() for p in nn.RMSNorm(4096).parameters()))}.")
+
+
+# ============================================================ experimento 5
+def exp_swiglu(licao):
+    d = 512
+    largura = largura_swiglu(d)
+    mlp = SwiGLU(d, largura)
+    with torch.no_grad():
+        for w in (mlp.w1, mlp.w3, mlp.w2):
+            nn.init.normal_(w.weight, std=1 / math.sqrt(w.in_features))
+        x = rmsnorm(torch.randn(64, d))                  # 64 tokens já normalizados
+        a = mlp.w1(x)
+        porta, conteudo = F.silu(a), mlp.w3(x)
+    dizer(f"SwiGLU com d = {d}, largura {inteiro(largura)}; 64 tokens normalizados entram.")
+    dizer("Oito dimensões do primeiro token: a porta SiLU(x w1) decide quanto do\n"
+          "conteúdo x w3 passa.\n")
+    dizer(f"  {'x w1':>7} {'porta':>7} {'conteúdo':>9} {'passa':>7}")
+    for i in range(8):
+        a_i, p_i, c_i = float(a[0, i]), float(porta[0, i]), float(conteudo[0, i])
+        dizer(f"  {num(a_i, 2):>7} {num(p_i, 2):>7} {num(c_i, 2):>9} {num(p_i * c_i, 2):>7}")
+    g = porta.flatten()
+    minimo = float(F.silu(torch.linspace(-5, 0, 500_001, dtype=torch.float64)).min())
+    faixas = [("fecha (|porta| < 0,1)", g.abs() < 0.1),
+              ("abre em parte (0,1 a 1)", (g >= 0.1) & (g <= 1)),
+              ("amplifica (> 1)", g > 1),
+              (f"negativa ({num(minimo, 2)} a -0,1)", g <= -0.1)]
+    dizer(f"\nPorta, em todas as {inteiro(g.numel())} dimensões x tokens:")
+    for nome, mascara in faixas:
+        dizer(f"  {nome:<26} {pct(float(mascara.double().mean())):>8}")
+    dizer(f"A SiLU nunca desce abaixo de {num(minimo, 3)}: uma porta negativa inverte o sinal\n"
+          f"do conteúdo, mas sempre o encolhe (no máximo a {pct(-minimo, 0)}).")
+
+    D = 4096
+    classico, exato = 2 * D * 4 * D, 3 * D * (8 * D / 3)
+    dizer(f"\nParâmetros em d = {inteiro(D)}:")
+    dizer(f"  ReLU/GELU: 2 matrizes d × 4d        = 8d² = {inteiro(classico)}")
+    dizer(f"  SwiGLU:    3 matrizes d × (8/3)d    = 8d² = {inteiro(round(exato))}")
+    arred = 3 * D * largura_swiglu(D, multiplo=256)
+    dizer(f"  SwiGLU com largura {inteiro(largura_swiglu(D, multiplo=256))} (múltiplo de "
+          f"256): {inteiro(arred)} ({'+' if arred > classico else ''}"
+          f"{pct(arred / classico - 1, 2)})")
+    dizer("\nA regra do código da Meta: int(8d/3), vezes um multiplicador, para cima até\num "
+          "múltiplo:")
+    dizer(f"  {'modelo':<12} {'d':>6} {'int(8d/3)':>10} {'mult.':>6} {'múltiplo':>9} "
+          f"{'largura':>8}")
+    for modelo, dd, mult, multiplo in [("Llama 2 7B", 4096, 1.0, 256),
+                                       ("Llama 2 13B", 5120, 1.0, 256),
+                                       ("Llama 3 8B", 4096, 1.3, 1024),
+                                       ("Llama 2 70B", 8192, 1.3, 4096)]:
+        dizer(f"  {modelo:<12} {inteiro(dd):>6} {inteiro(int(8 * dd / 3)):>10} "
+              f"{num(mult, 1):>6} {inteiro(multiplo):>9} "
+              f"{inteiro(largura_swiglu(dd, mult, multiplo)):>8}")
+    semente = round(8 * D / 3 / 256) * 256
+    dizer(f"A regra da semente, round(8d/3/256)·256, também dá {inteiro(semente)} em "
+          f"d = {inteiro(D)}.")
+
+
+# ============================================================ experimento 6
+def produto_rope(q, k, m, n, base, dtype):
+    """q girado para a posição m, k para a posição n; devolve q·k."""
+    dh = q.shape[-1]
+    q_m = aplicar_rope(q.to(dtype), *tabela_rope([m], dh, base, dtype))
+    k_n = aplicar_rope(k.to(dtype), *tabela_rope([n], dh, base, dtype))
+    return float((q_m * k_n).sum())
+
+
+def exp_rope(licao):
+    dh, base = 128, 500_000.0
+    q, k = torch.randn(dh, dtype=torch.float64), torch.randn(dh, dtype=torch.float64)
+    dizer(f"Uma consulta q e uma chave k (d_h = {dh}, base {inteiro(base)}); só as "
+          "posições\nmudam. q é girado para a posição m, k para a posição n.\n")
+    pares = [(5, 2), (103, 100), (4099, 4096), (6, 2), (104, 100), (4100, 4096)]
+    dizer(f"  {'(m, n)':<14} {'m - n':>6} {'q·k em float64':>18} {'em float32':>12}")
+    valores = {}
+    for m, n in pares:
+        v64 = produto_rope(q, k, m, n, base, torch.float64)
+        v32 = produto_rope(q, k, m, n, base, torch.float32)
+        valores[(m, n)] = (v64, v32)
+        dizer(f"  {str((m, n)):<14} {m - n:>6} {num(v64, 12):>18} {num(v32, 5):>12}")
+    tres = [valores[p][0] for p in pares[:3]]
+    dizer("\nDistância 3 nas três posições: maior diferença "
+          f"{cientifico(max(tres) - min(tres), 1)} (float64).")
+    dizer(f"Distância 4: outro valor ({num(valores[(6, 2)][0], 4)} contra "
+          f"{num(tres[0], 4)}). Só a distância importa.")
+    dif32 = abs(valores[(4099, 4096)][1] - valores[(5, 2)][1])
+    dizer(f"Em float32, longe do início, os ângulos perdem precisão: (4099, 4096) difere\nde "
+          f"(5, 2) em {cientifico(dif32, 1)}.")
+    norma = aplicar_rope(q[None], *tabela_rope([4099], dh, base, torch.float64)).norm()
+    dizer(f"Girar não muda o tamanho: |q| = {num(float(q.norm()), 6)}, girado "
+          f"{num(float(norma), 6)}.")
+
+    # Nenhum vetor de posição na entrada: deslocar a frase inteira não muda nada.
+    d, h, kv = 64, 8, 2
+    bloco = bloco_moderno(d, h, kv, largura_swiglu(d)).double().eval()
+    x = torch.randn(1, 10, d, dtype=torch.float64)                     # (B, T, C)
+    with torch.no_grad():
+        y0 = bloco(x, tabela_rope(range(10), d // h, base, torch.float64))
+        y1 = bloco(x, tabela_rope(range(1000, 1010), d // h, base, torch.float64))
+        pe = sinusoidal(1010, d, torch.float64)
+        s0, s1 = bloco(x + pe[:10]), bloco(x + pe[1000:])
+    dif_rope, dif_seno = float((y0 - y1).abs().max()), float((s0 - s1).abs().max())
+    dizer("\nA mesma frase nas posições 0-9 e 1000-1009, pelo bloco moderno:\n"
+          f"  com RoPE:                       saída muda no máximo {cientifico(dif_rope, 1)}\n"
+          f"  com posições senoidais somadas: saída muda no máximo {num(dif_seno, 2)}")
+
+
+# ============================================================ experimento 7
+def bytes_cache_kv(camadas, kv, dh, tokens, bytes_por_valor=2):
+    """K e V de cada camada: 2 x camadas x cabeças K/V x d_h x tokens x bytes."""
+    return 2 * camadas * kv * dh * tokens * bytes_por_valor
+
+
+def exp_gqa(licao):
+    h, kv, T, dh = 8, 2, 10, 16
+    q = torch.randn(1, h, T, dh)                                        # (B, h, T, dh)
+    k, v = torch.randn(1, kv, T, dh), torch.randn(1, kv, T, dh)       # (B, kv, T, dh)
+    gqa = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    repetido = F.scaled_dot_product_attention(              # MHA com K/V copiados
+        q, k.repeat_interleave(h // kv, dim=1), v.repeat_interleave(h // kv, dim=1),
+        is_causal=True)
+    grupos = ", ".join(f"{g * h // kv}-{(g + 1) * h // kv - 1} -> K/V {g}" for g in range(kv))
+    dizer(f"{h} cabeças de consulta, {kv} de K/V: consultas {grupos}.")
+    dizer(f"enable_gqa=True = MHA com cada K/V repetido {h // kv} vezes: diferença "
+          f"{cientifico(float((gqa - repetido).abs().max()), 1)}.\n")
+
+    camadas, H, DH, tokens = 32, 32, 128, 8192
+    dizer(f"Llama 3 8B: {camadas} camadas, {H} cabeças de consulta, d_h = {DH}; cache "
+          f"em fp16\n(2 bytes) para {inteiro(tokens)} tokens:")
+    dizer(f"  {'atenção':<8} {'K/V':>4} {'W_K+W_V, camada':>17} {'por token':>10} "
+          f"{'8.192 tokens':>13}")
+    for nome, n_kv in (("MHA", 32), ("GQA", 8), ("MQA", 1)):
+        with torch.device("meta"):                 # as formas, sem gastar memória
+            cache_k = torch.empty(camadas, 1, n_kv, tokens, DH, dtype=torch.float16)
+        medido = 2 * cache_k.numel() * cache_k.element_size()       # K e V
+        por_token = bytes_cache_kv(camadas, n_kv, DH, 1)
+        dizer(f"  {nome:<8} {n_kv:>4} {inteiro(2 * 4096 * n_kv * DH):>17} "
+              f"{inteiro(por_token // 1024) + ' KiB':>10} {common.tamanho(medido):>13}")
+    dizer(f"\nCada conversa ativa guarda esse cache. Com GQA, {H // 8} vezes mais conversas\n"
+          f"(ou contextos {H // 8} vezes mais longos) cabem na mesma memória que com MHA.")
+
+
+# ============================================================ experimento 8
+def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=None):
+    """Pilha da lição 05 (d = 32, 4 cabeças, GELU, causal) na tarefa 'prever o token
+    anterior'; Adam(0,9; 0,98; 1e-9). Aquecimento linear até lr, depois constante."""
+    torch.manual_seed(semente)
+    modelo = B05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
+    otimizador = common.Adam(modelo.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    gerador = torch.Generator().manual_seed(semente + 1000)
+    perdas = []
+    for passo in range(passos):
+        otimizador.lr = lr * min(1.0, (passo + 1) / aquecimento) if aquecimento else lr
+        ids, alvo = B05.lote_token_anterior(gerador)
+        perda = F.cross_entropy(modelo(ids).flatten(0, 1), alvo.flatten())   # (B*T, V)
+        otimizador.zero_grad()
+        perda.backward()
+        otimizador.step()
+        perdas.append(perda.item())
+        if avancar:
+            avancar()
+    return perdas
+
+
+def final(perdas, n=10):
+    return sum(perdas[-n:]) / n
+
+
+def exp_aquecimento(licao):
+    passos, aquec = (80, 40) if licao.args.rapido else (200, 100)
+    semente = licao.args.semente
+    dizer(f"8 blocos, d = 32, 4 cabeças, FFN 128; tarefa: prever o token anterior\n"
+          f"(vocabulário 16, 12 posições, lote 16). Adam(0,9; 0,98; 1e-9), taxa 1e-2,\n"
+          f"{passos} passos. Aquecimento: a taxa sobe de 0 a 1e-2 em {aquec} passos.")
+    if licao.args.rapido:
+        dizer("(forma rápida; sem --rapido são 200 passos, com aquecimento de 100)")
+    corridas = [("Post-LN sem aquec.", False, 0), ("Post-LN com aquec.", False, aquec),
+                ("Pre-LN sem aquec.", True, 0), ("Pre-LN com aquec.", True, aquec)]
+    curtos = {"Post-LN sem aquec.": "Post sem", "Post-LN com aquec.": "Post com",
+              "Pre-LN sem aquec.": "Pre sem", "Pre-LN com aquec.": "Pre com"}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)          # tensores minúsculos: mais threads só atrapalham
+    try:
+        with common.Progresso(len(corridas) * passos, "treinando") as barra:
+            curvas = {nome: treinar(pre, a, semente, passos, avancar=barra.avancar)
+                      for nome, pre, a in corridas}
+    finally:
+        torch.set_num_threads(threads)
+    acaso = math.log(16)
+    dizer(f"\nPerda (média de 10 passos; o acaso é ln 16 = {num(acaso, 2)}):")
+    nomes = list(curvas)
+    dizer(f"  {'':>5} " + " ".join(f"{n.split(' ', 1)[0]:>10}" for n in nomes))
+    dizer(f"  {'passo':>5} " + " ".join(f"{n.split(' ', 1)[1]:>10}" for n in nomes))
+    for p in range(passos // 8, passos + 1, passos // 8):
+        dizer(f"  {p:>5} " + " ".join(f"{num(sum(curvas[n][p - 10:p]) / 10, 3):>10}"
+                                      for n in nomes))
+    dizer()
+    aprendeu = {}
+    for nome in nomes:
+        fim = final(curvas[nome])
+        aprendeu[nome] = fim < 0.5
+        veredito = "no acaso: não aprendeu" if fim > acaso - 0.2 else (
+            "aprendeu" if fim < 0.5 else "aprendeu em parte")
+        dizer(f"  {nome:<20} perda final {num(fim, 3):>6}: {veredito}")
+    if list(aprendeu.values()) == [False, True, True, True]:
+        dizer("\nMesma semente, mesmos dados, mesma taxa final: só o Post-LN sem aquecimento\n"
+              "fica parado. O Pre-LN aprende com ou sem aquecimento.\n")
+    else:
+        dizer("\nNesta semente o contraste não saiu limpo; rode sem --rapido ou com outra\n"
+              "--semente e compare.\n")
+    xs = list(range(1, passos + 1))
+    suaves = {curtos[n]: [sum(c[max(0, i - 4):i + 1]) / len(c[max(0, i - 4):i + 1])
+                          for i in range(len(c))] for n, c in curvas.items()}
+    dizer(common.grafico_ascii(suaves, xs, altura=12,
+                               rotulo_y="perda (média de 5 passos); sem/com = aquecimento",
+                               rotulo_x="passo de treino"))
+    fig, ax = common.figura(8, 4.5)
+    for nome, c in curvas.items():
+        ax.plot(xs, c, label=nome, lw=1.2, ls="-" if "Post" in nome else "--")
+    ax.axhline(acaso, color="gray", lw=0.8, ls=":", label="acaso (ln 16)")
+    ax.axvline(aquec, color="gray", lw=0.8, ls="-.", label="fim do aquecimento")
+    ax.set(xlabel="passo", ylabel="perda (entropia cruzada)", yscale="log",
+           title="Post-LN precisa de aquecimento; Pre-LN não")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    licao.salvar_figura(fig, "08_aquecimento.png")
+
+
+# ============================================================ experimento 9
+FAMILIAS = [  # família, exemplos, atenção, onde está hoje
+    ("codificador-decodificador", "Transformer 2017, T5, BART", "bidirecional + causal",
+     "nichos: tradução, fala (Whisper)"),
+    ("só codificador", "BERT, RoBERTa", "bidirecional",
+     "embeddings, busca, reranking, classificação"),
+    ("só decodificador", "GPT-2, GPT-3, Llama", "causal", "venceu: quase todo LLM"),
+]
+
+
+def exp_familias(licao):
+    dizer(f"  {'família':<26} {'exemplos':<27} atenção")
+    for familia, exemplos, atencao, _ in FAMILIAS:
+        dizer(f"  {familia:<26} {exemplos:<27} {atencao}")
+    dizer("Quem sobreviveu:")
+    for familia, _, _, hoje in FAMILIAS:
+        dizer(f"  {familia:<26} {hoje}")
+
+    lote, n = 64, 512
+    gerador = torch.Generator().manual_seed(licao.args.semente)
+    fluxo = torch.randint(0, 32_000, (lote, n + 1), generator=gerador)
+    alvo_causal = fluxo[:, 1:]                # a posição t prevê o token t + 1
+    mascara = torch.rand(lote, n, generator=gerador) < 0.15   # BERT: 15 % dos tokens
+    sorteio = torch.rand(lote, n, generator=gerador)
+    com_mask = mascara & (sorteio < 0.8)
+    trocado = mascara & (sorteio >= 0.8) & (sorteio < 0.9)
+    sinais_causal, sinais_bert = alvo_causal.numel(), int(mascara.sum())
+    dizer(f"\nSinal de treino num lote de {lote} sequências de {n} tokens "
+          f"({inteiro(lote * n)} tokens):")
+    dizer(f"  causal: {inteiro(sinais_causal)} previsões, uma por token")
+    dizer(f"  BERT:   {inteiro(sinais_bert)} previsões ({pct(sinais_bert / (lote * n), 2)}):"
+          f" uma a cada {num(lote * n / sinais_bert, 2)} tokens")
+    dizer(f"          dos mascarados: {pct(float(com_mask.sum()) / sinais_bert)} viram "
+          f"[MASK], {pct(float(trocado.sum()) / sinais_bert)} um token\n"
+          f"          aleatório, o resto fica como está")
+    dizer(f"Na conta exata, 1/0,15 = {num(1 / 0.15, 2)}: um sinal a cada {num(1 / 0.15, 1)} "
+          f"tokens (nem 'um sexto',\nnem 'um sétimo'). Aqui o causal tirou "
+          f"{num(sinais_causal / sinais_bert, 1)} vezes mais sinal do mesmo texto.")
+
+    dizer("\nUm objetivo para toda tarefa: tudo vira 'continue o texto'.")
+    for tarefa, texto in [("classificação", "Resenha: 'adorei o filme'. Sentimento:"),
+                          ("extração", "Texto: 'Ana nasceu em Recife.' Cidade:"),
+                          ("tradução", "Inglês: 'the cat'. Português:"),
+                          ("diálogo", "Usuário: oi, tudo bem? Assistente:")]:
+        dizer(f"  {tarefa:<14} \"{texto}\" ...")
+
+    d, T = 64, 8
+    causal, bidirecional = B05.AtencaoMultiCabeca(d, 4, causal=True), \
+        B05.AtencaoMultiCabeca(d, 4, causal=False)
+    bidirecional.load_state_dict(causal.state_dict())      # os mesmos pesos
+    x = torch.randn(1, T + 1, d)                                       # (B, T+1, C)
+    with torch.no_grad():
+        mudou = {}
+        for nome, attn in (("causal", causal), ("bidirecional", bidirecional)):
+            antes, depois = attn(x[:, :T]), attn(x)[:, :T]           # (B, T, C)
+            mudou[nome] = float((antes - depois).abs().max())
+    dizer(f"\nPor que o cache KV precisa de causalidade: {T} tokens passam pela atenção;\n"
+          f"chega o token {T + 1}. Quanto mudou a saída das {T} posições antigas?")
+    for nome, valor in mudou.items():
+        dizer(f"  {nome:<13} {cientifico(valor, 1) if valor else '0':>8}")
+    dizer("No causal, nada do passado muda: suas chaves e valores podem ficar num cache e\n"
+          "só o token novo é calculado. No bidirecional, o novo token muda todas as\n"
+          "posições antigas: é preciso recalcular a sequência inteira a cada token.")
+
+
+EXPERIMENTOS = {1: exp_controles, 2: exp_numpy, 3: exp_llama, 4: exp_rmsnorm, 5: exp_swiglu,
+                6: exp_rope, 7: exp_gqa, 8: exp_aquecimento, 9: exp_familias}
+
+if __name__ == "__main__":
+    sys.exit(LICAO.rodar(EXPERIMENTOS))

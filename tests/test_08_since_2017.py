@@ -1,0 +1,401 @@
+"""Lição 08: cada experimento contra um oráculo independente.
+
+Contagens contra fórmulas fechadas, FACTS.md e o LlamaForCausalLM do transformers
+(montado sem memória); o bloco moderno contra o LlamaDecoderLayer; o preset de 2019
+contra o Bloco da lição 05; RoPE contra apply_rotary_pos_emb; o treino do
+experimento 8 em duas sementes; o script de ponta a ponta como um aluno o roda.
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+
+import numpy as np
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+from transformers.models.llama.modeling_llama import (LlamaDecoderLayer, LlamaMLP,
+                                                      LlamaRMSNorm, LlamaRotaryEmbedding,
+                                                      apply_rotary_pos_emb)
+
+import common
+from conftest import rodar_script
+
+L = common.importar_licao("08_since_2017")
+L05 = common.importar_licao("05_block")
+SCRIPT = "08_since_2017.py"
+
+
+def milhoes(n, casas=1):
+    return round(n / 1e6, casas)
+
+
+# ------------------------------------------------------------ experimento 1
+def contagem_2017(d, ffn, camadas, vocab):
+    """Fórmula fechada do Transformer de 2017 (Post-LN, vieses, embeddings compartilhados)."""
+    atencao = 4 * (d * d + d)
+    mlp = d * ffn + ffn + ffn * d + d
+    norma = 2 * d
+    codificador = atencao + mlp + 2 * norma
+    decodificador = 2 * atencao + mlp + 3 * norma
+    return vocab * d + camadas * (codificador + decodificador)
+
+
+def test_2017_base_e_big_batem_com_facts():
+    for nome, esperado in (("base", 63.1), ("big", 214.2)):
+        t = dict(L.TAMANHOS[nome], nome=nome)
+        total = L.contar_componentes(L.ANOS["2017"], t)["total"]
+        assert total == contagem_2017(t["d"], t["ffn"], t["camadas"], 37_000)
+        assert milhoes(total) == esperado                    # FACTS.md: 63.1M e 214.2M
+
+
+def test_nenhum_vocabulario_da_65M_e_213M():
+    faixas = L.por_que_65m()
+    (_, _, blo, bhi), (_, _, glo, ghi) = faixas["base"], faixas["big"]
+    for (lo, hi), nome, impresso in (((blo, bhi), "base", 65), ((glo, ghi), "big", 213)):
+        t = L.TAMANHOS[nome]
+        conta = lambda v: contagem_2017(t["d"], t["ffn"], t["camadas"], v)  # noqa: E731
+        assert round(conta(lo) / 1e6) == impresso and round(conta(hi) / 1e6) == impresso
+        assert round(conta(lo - 1) / 1e6) != impresso
+        assert round(conta(hi + 1) / 1e6) != impresso
+    assert max(blo, glo) > min(bhi, ghi)                     # as faixas não se cruzam
+
+
+def test_componentes_de_2026_a_mao():
+    t = dict(L.TAMANHOS["base"], nome="base")
+    g = L.contar_componentes(L.ANOS["2026"], t)
+    d, dh, kv = 512, 64, 2
+    assert g["atenção"] == 18 * (2 * d * d + 2 * d * kv * dh)  # 12 autoatenções + 6 cruzadas
+    assert g["MLP"] == 12 * 3 * d * int(8 * d / 3)
+    assert g["normas"] == (6 * 2 + 6 * 3 + 2) * d           # RMSNorm: só ganho; + 2 finais
+    assert g["posições"] == 0 and g["embeddings"] == 37_000 * d
+    # Os números que a apostila cita ao ler a tabela:
+    antigo = L.contar_componentes(L.ANOS["2017"], t)
+    assert antigo["atenção"] // 18 == 1_050_624 and g["atenção"] // 18 == 655_360
+    assert (antigo["MLP"] - g["MLP"]) // 12 == 3_072 == (2048 + 512) + 512
+    so_pre = L.contar_componentes(dict(L.ANOS["2017"], norma="pre"), t)
+    assert so_pre["total"] - antigo["total"] == so_pre["normas"] - antigo["normas"] == 2_048
+
+
+def pesos_do_bloco05(nosso, bloco05):
+    """Copia um Bloco da lição 05 (c_attn com Q, K e V juntos) no BlocoConfiguravel."""
+    d = bloco05.ln_1.weight.shape[0]
+    e = bloco05.state_dict()
+    w, b = e["attn.c_attn.weight"].split(d), e["attn.c_attn.bias"].split(d)
+    novo = {"ln_1.weight": e["ln_1.weight"], "ln_1.bias": e["ln_1.bias"],
+            "ln_2.weight": e["ln_2.weight"], "ln_2.bias": e["ln_2.bias"],
+            "attn.wq.weight": w[0], "attn.wk.weight": w[1], "attn.wv.weight": w[2],
+            "attn.wq.bias": b[0], "attn.wk.bias": b[1], "attn.wv.bias": b[2],
+            "attn.wo.weight": e["attn.c_proj.weight"], "attn.wo.bias": e["attn.c_proj.bias"],
+            "mlp.c_fc.weight": e["mlp.c_fc.weight"], "mlp.c_fc.bias": e["mlp.c_fc.bias"],
+            "mlp.c_proj.weight": e["mlp.c_proj.weight"], "mlp.c_proj.bias": e["mlp.c_proj.bias"]}
+    nosso.load_state_dict(novo, strict=True)
+    return nosso
+
+
+@pytest.mark.parametrize("ano", ["2019", "2017"])
+def test_presets_sao_o_bloco_da_licao_05(ano):
+    """2019 = o Bloco do GPT-2 (Pre-LN, GELU); 2017 = o mesmo em Post-LN com ReLU."""
+    torch.manual_seed(0)
+    t = dict(d=64, h=4, ffn=256, camadas=1)
+    bloco05 = L05.Bloco(64, 4, pre_ln=(ano == "2019")).double().eval()
+    if ano == "2017":
+        bloco05.mlp.gelu = torch.nn.ReLU()
+    with torch.no_grad():
+        for p in bloco05.parameters():
+            p.normal_(0, 0.1)
+    nosso = pesos_do_bloco05(L.bloco_de(L.ANOS[ano], t).double().eval(), bloco05)
+    x = torch.randn(2, 9, 64, dtype=torch.float64)
+    with torch.no_grad():
+        assert (nosso(x) - bloco05(x)).abs().max() < 1e-12
+
+
+def test_todos_os_presets_e_combinacoes_rodam():
+    t = dict(d=32, h=8, ffn=128, camadas=1)
+    fonte, alvo = torch.randint(0, 50, (2, 6)), torch.randint(0, 50, (2, 5))
+    for norma in ("post", "pre"):
+        for mlp in ("relu", "gelu", "swiglu"):
+            for pos in ("senoidal", "aprendida", "rope"):
+                for attn in ("mha", "gqa", "mqa"):
+                    cfg = dict(norma=norma, normalizador="rmsnorm", mlp=mlp, posicoes=pos,
+                               atencao=attn, vieses="nao")
+                    with torch.no_grad():
+                        y = L.Transformer2017(cfg, t, vocab=50)(fonte, alvo)
+                    assert y.shape == (2, 5, 50) and torch.isfinite(y).all()
+
+
+# ------------------------------------------------------------ experimento 2
+def test_bloco_numpy_formas_do_capitulo_e_llama_sem_rotacao():
+    rng = np.random.default_rng(3)
+    n, d, h, kv, f = 5, 8, 2, 1, 21
+    formas_w = [(d, d), (d, 4), (d, 4), (d, d), (d, f), (d, f), (f, d)]
+    pesos = [rng.normal(size=s) / np.sqrt(s[0]) for s in formas_w]
+    x = rng.normal(size=(n, d))
+    y, formas = L.bloco_numpy(x, pesos, h, kv)
+    assert [tuple(f_) for _, f_ in formas] == [(5, 8), (2, 5, 4), (2, 5, 4), (2, 5, 5),
+                                              (5, 8), (5, 21), (5, 8)]  # as do capítulo
+    # Oráculo: o LlamaDecoderLayer com rotação nula (cos = 1, sin = 0) e ganhos 1.
+    config = LlamaConfig(hidden_size=d, num_attention_heads=h, num_key_value_heads=kv,
+                         intermediate_size=f, rms_norm_eps=1e-5, attn_implementation="eager")
+    camada = LlamaDecoderLayer(config, 0).double().eval()
+    nomes = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    with torch.no_grad():
+        for nome, w in zip(nomes, pesos):
+            modulo = camada.self_attn if nome.endswith(("q_proj", "k_proj", "v_proj", "o_proj")) \
+                else camada.mlp
+            getattr(modulo, nome).weight.copy_(torch.from_numpy(w).T)
+        rot = (torch.ones(1, n, d // h, dtype=torch.float64),
+               torch.zeros(1, n, d // h, dtype=torch.float64))
+        mascara = torch.full((n, n), float("-inf"), dtype=torch.float64).triu(1)[None, None]
+        deles = camada(torch.from_numpy(x)[None], attention_mask=mascara,
+                       position_embeddings=rot)[0]
+    assert np.abs(deles.numpy() - y).max() < 1e-6    # a LlamaRMSNorm calcula em float32
+
+
+def test_conta_em_d_4096_e_llama_contra_transformers():
+    attn, mlp, norma = L.parametros_bloco(4096, 32, 8, 11_008)
+    total = attn + mlp + norma
+    assert (milhoes(attn), milhoes(mlp), milhoes(total)) == (41.9, 135.3, 177.2)
+    assert round(100 * attn / total) == 24 and round(100 * mlp / total) == 76
+    assert round(32 * total / 1e9, 2) == 5.67
+    for args, facts in (((32, 4096, 32, 8, 14_336, 128_256), 8_030_261_248),
+                        ((32, 4096, 32, 32, 11_008, 32_000), 6_738_415_616)):
+        camadas, d, h, kv, ffn, vocab = args
+        config = LlamaConfig(vocab_size=vocab, hidden_size=d, intermediate_size=ffn,
+                             num_hidden_layers=camadas, num_attention_heads=h,
+                             num_key_value_heads=kv, tie_word_embeddings=False)
+        with torch.device("meta"):
+            modelo = LlamaForCausalLM(config)
+        contagem = sum(p.numel() for p in modelo.parameters())
+        assert L.parametros_llama(*args) == contagem == facts
+
+
+# ------------------------------------------------------------ experimento 3
+@pytest.mark.parametrize("kv, impl, dtype, tol", [(2, "eager", torch.float32, 1e-5),
+                                                  (1, "sdpa", torch.float64, 1e-6),
+                                                  (8, "sdpa", torch.float64, 1e-6)])
+def test_bloco_moderno_igual_llama_decoder_layer(kv, impl, dtype, tol):
+    """Em float64 a tolerância não desce muito: a LlamaRMSNorm calcula em float32."""
+    torch.manual_seed(kv)
+    d, h, ffn, base, T = 64, 8, 172, 500_000.0, 11
+    config = LlamaConfig(hidden_size=d, num_attention_heads=h, num_key_value_heads=kv,
+                         intermediate_size=ffn, rms_norm_eps=1e-5, attn_implementation=impl,
+                         rope_parameters={"rope_type": "default", "rope_theta": base})
+    deles = LlamaDecoderLayer(config, 0).to(dtype).eval()
+    with torch.no_grad():
+        for p in deles.parameters():
+            p.normal_(1.0 if p.ndim == 1 else 0.0, 0.1)
+    nosso = L.bloco_moderno(d, h, kv, ffn).to(dtype).eval()
+    estado = deles.state_dict()
+    nosso.load_state_dict({k: estado[v] for k, v in L.NOMES_LLAMA.items()}, strict=True)
+    x = torch.randn(2, T, d, dtype=dtype)
+    cos_sin = LlamaRotaryEmbedding(config)(x, torch.arange(T)[None])
+    mascara = torch.full((T, T), float("-inf"), dtype=dtype).triu(1)[None, None]
+    with torch.no_grad():
+        esperado = deles(x, attention_mask=mascara if impl == "eager" else None,
+                         position_embeddings=cos_sin)
+        obtido = nosso(x, L.tabela_rope(range(T), d // h, base, dtype))
+    assert (obtido - esperado).abs().max() < tol
+    assert (esperado - x).abs().max() > 0.1                   # o bloco faz alguma coisa
+
+
+def test_comparacao_do_script_detecta_rope_errada():
+    """A comparação que o script imprime pode falhar: sem RoPE, a diferença é grande."""
+    torch.manual_seed(0)
+    bloco = L.bloco_moderno(64, 8, 2, 172).eval()
+    x = torch.randn(1, 10, 64)
+    deles, nosso = L.comparar_com_llama(bloco, x, 500_000.0)
+    assert (deles - nosso).abs().max() < 1e-6            # erro de arredondamento do float32
+    with torch.no_grad():
+        sem_rope = bloco(x)
+    assert (deles - sem_rope).abs().max() > 1e-3
+
+
+# ------------------------------------------------------------ experimento 4
+def test_rmsnorm_e_layernorm_em_3_4():
+    x = torch.tensor([3.0, 4.0])
+    assert [round(v, 2) for v in L.rmsnorm(x).tolist()] == [0.85, 1.13]
+    assert [round(v, 2) for v in L.layernorm(x).tolist()] == [-1.0, 1.0]
+    hf = LlamaRMSNorm(2, eps=1e-5)
+    with torch.no_grad():
+        assert torch.allclose(L.rmsnorm(x), hf(x), atol=1e-6)
+        assert torch.allclose(L.layernorm(x), torch.nn.functional.layer_norm(x, (2,)),
+                              atol=1e-6)
+
+
+# ------------------------------------------------------------ experimento 5
+def test_largura_swiglu_da_as_larguras_publicadas():
+    assert L.largura_swiglu(4096, 1.0, 256) == 11_008          # Llama 2 7B
+    assert L.largura_swiglu(5120, 1.0, 256) == 13_824          # Llama 2 13B
+    assert L.largura_swiglu(4096, 1.3, 1024) == 14_336         # Llama 3 8B
+    assert L.largura_swiglu(8192, 1.3, 4096) == 28_672         # Llama 2 70B
+    assert round(8 * 4096 / 3 / 256) * 256 == 11_008           # a regra da semente
+
+
+def test_swiglu_tem_os_parametros_do_mlp_4d_e_e_o_llama_mlp():
+    d = 768                                                    # 8d/3 = 2048, exato
+    swiglu = L.SwiGLU(d, 8 * d // 3)
+    classico = L.MLPClassico(d, 4 * d, vieses=False)
+    contar = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert contar(swiglu) == contar(classico) == 8 * d * d
+    config = LlamaConfig(hidden_size=64, intermediate_size=96)
+    deles, nosso = LlamaMLP(config), L.SwiGLU(64, 96)
+    with torch.no_grad():
+        nosso.w1.weight.copy_(deles.gate_proj.weight)
+        nosso.w3.weight.copy_(deles.up_proj.weight)
+        nosso.w2.weight.copy_(deles.down_proj.weight)
+        x = torch.randn(3, 64)
+        assert torch.allclose(nosso(x), deles(x), atol=1e-6)
+
+
+# ------------------------------------------------------------ experimento 6
+def test_rope_igual_ao_transformers():
+    config = LlamaConfig(hidden_size=64, num_attention_heads=4,
+                         rope_parameters={"rope_type": "default", "rope_theta": 10_000.0})
+    T, dh = 9, 16
+    q, k = torch.randn(1, 4, T, dh), torch.randn(1, 4, T, dh)
+    cos, sin = LlamaRotaryEmbedding(config)(q, torch.arange(T)[None])
+    q2, k2 = apply_rotary_pos_emb(q, k, cos, sin)
+    nc, ns = L.tabela_rope(range(T), dh)
+    assert torch.allclose(L.aplicar_rope(q, nc, ns), q2, atol=1e-6)
+    assert torch.allclose(L.aplicar_rope(k, nc, ns), k2, atol=1e-6)
+
+
+def test_rope_so_a_distancia_importa():
+    torch.manual_seed(1)
+    q, k = torch.randn(128, dtype=torch.float64), torch.randn(128, dtype=torch.float64)
+    tres = [L.produto_rope(q, k, m, n, 500_000.0, torch.float64)
+            for m, n in ((5, 2), (103, 100), (4099, 4096))]
+    assert max(tres) - min(tres) < 1e-10
+    quatro = L.produto_rope(q, k, 6, 2, 500_000.0, torch.float64)
+    assert abs(quatro - tres[0]) > 1e-3
+    # Oráculo à mão: girar o par (a, b) por um ângulo e fazer o produto escalar.
+    theta = 500_000.0 ** (-torch.arange(0, 128, 2, dtype=torch.float64) / 128)
+    a1, a2 = q[:64], q[64:]
+    b1, b2 = k[:64], k[64:]
+    ang = -3 * theta                        # R(m)q · R(n)k = q · R(n - m)k, e n - m = -3
+    esperado = float(((a1 * b1 + a2 * b2) * ang.cos() + (a2 * b1 - a1 * b2) * ang.sin()).sum())
+    assert abs(esperado - tres[0]) < 1e-10
+
+
+def test_rope_desloca_a_frase_sem_mudar_a_saida():
+    torch.manual_seed(2)
+    bloco = L.bloco_moderno(32, 4, 2, 80).double().eval()
+    x = torch.randn(1, 7, 32, dtype=torch.float64)
+    with torch.no_grad():
+        y0 = bloco(x, L.tabela_rope(range(7), 8, 10_000.0, torch.float64))
+        y1 = bloco(x, L.tabela_rope(range(500, 507), 8, 10_000.0, torch.float64))
+    assert (y0 - y1).abs().max() < 1e-10
+
+
+# ------------------------------------------------------------ experimento 7
+def test_cache_kv_do_llama3():
+    assert L.bytes_cache_kv(32, 8, 128, 8192) == 2**30                 # 1 GiB com GQA
+    assert L.bytes_cache_kv(32, 32, 128, 8192) == 4 * 2**30            # 4 GiB com MHA
+    assert L.bytes_cache_kv(32, 8, 128, 1) == 128 * 1024
+    assert L.bytes_cache_kv(32, 32, 128, 1) == 512 * 1024
+
+
+@pytest.mark.parametrize("kv", [1, 2, 8])
+def test_atencao_gqa_contra_conta_a_mao(kv):
+    torch.manual_seed(kv)
+    d, h, T = 32, 8, 6
+    attn = L.Atencao(d, h, kv).double()
+    x = torch.randn(1, T, d, dtype=torch.float64)
+    dh = d // h
+    q = (x @ attn.wq.weight.T).view(T, h, dh)
+    k = (x @ attn.wk.weight.T).view(T, kv, dh)
+    v = (x @ attn.wv.weight.T).view(T, kv, dh)
+    saidas = []
+    for i in range(h):
+        g = i // (h // kv)                                   # a cabeça i lê o K/V do grupo g
+        notas = q[:, i] @ k[:, g].T / math.sqrt(dh)
+        notas = notas.masked_fill(torch.ones(T, T).triu(1).bool(), float("-inf"))
+        saidas.append(notas.softmax(-1) @ v[:, g])
+    esperado = torch.cat(saidas, dim=-1) @ attn.wo.weight.T
+    with torch.no_grad():
+        assert (attn(x)[0] - esperado).abs().max() < 1e-12
+
+
+# ------------------------------------------------------------ experimento 8
+@pytest.mark.parametrize("semente", [1, 2])
+def test_post_ln_precisa_de_aquecimento_na_forma_rapida(semente):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        fim = {(pre, aq): L.final(L.treinar(pre, aq, semente, 80))
+               for pre, aq in ((False, 0), (False, 40), (True, 0), (True, 40))}
+    finally:
+        torch.set_num_threads(threads)
+    acaso = math.log(16)
+    assert fim[(False, 0)] > acaso - 0.2                     # Post-LN sem aquecimento: parado
+    assert fim[(False, 40)] < 0.5                            # com aquecimento, aprende
+    assert fim[(True, 0)] < 0.1 and fim[(True, 40)] < 0.1   # Pre-LN aprende de todo jeito
+
+
+# ------------------------------------------------------------ experimento 9
+@pytest.mark.parametrize("semente", [0, 1, 2])
+def test_so_o_causal_deixa_o_passado_intacto(semente):
+    torch.manual_seed(semente)
+    causal = L05.AtencaoMultiCabeca(32, 4, causal=True).eval()
+    bidir = L05.AtencaoMultiCabeca(32, 4, causal=False).eval()
+    bidir.load_state_dict(causal.state_dict())
+    x = torch.randn(1, 7, 32)
+    with torch.no_grad():
+        assert (causal(x[:, :6]) - causal(x)[:, :6]).abs().max() < 1e-6
+        assert (bidir(x[:, :6]) - bidir(x)[:, :6]).abs().max() > 1e-2
+
+
+# ------------------------------------------------------------ o script inteiro
+def numero(texto):
+    return float(texto.replace(".", "").replace(",", "."))
+
+
+def test_script_inteiro_rapido(tmp_path):
+    inicio = time.perf_counter()
+    r = rodar_script(SCRIPT, "--rapido", "--figuras", str(tmp_path))
+    duracao = time.perf_counter() - inicio
+    assert r.returncode == 0, r.saida + r.erros
+    assert "Traceback" not in r.saida + r.erros
+    assert "9 de 9 experimento(s) rodaram." in r.saida
+    assert duracao < 60
+    assert (tmp_path / "08_aquecimento.png").stat().st_size > 10_000
+    assert "Abaixo de 1e-5: sim, é o mesmo bloco." in r.saida
+    # Experimento 8, semente 0: o contraste medido pelo próprio aluno.
+    finais = dict(re.findall(r"^  (P\w+-LN \w+ aquec\.)\s+perda final\s+([\d,]+)", r.saida,
+                             re.M))
+    assert numero(finais["Post-LN sem aquec."]) > math.log(16) - 0.2
+    assert numero(finais["Post-LN com aquec."]) < 0.5
+    assert numero(finais["Pre-LN sem aquec."]) < 0.1
+    # Experimento 9: o BERT tira um sinal a cada ~6,7 tokens (15 %).
+    cada = re.search(r"uma a cada ([\d,]+) tokens", r.saida).group(1)
+    assert abs(numero(cada) - 1 / 0.15) < 0.2
+
+
+def test_ano_2017_da_63_1M_explica_os_65M_e_interativo_sem_entrada_nao_quebra():
+    r = rodar_script(SCRIPT, "--so", "1", "--ano", "2017", "--interativo")  # stdin vazio
+    assert r.returncode == 0, r.erros
+    assert "Traceback" not in r.saida + r.erros
+    assert "sem entrada no terminal" in r.saida
+    assert "63.082.496" in r.saida and "63,1M" in r.saida and "214,2M" in r.saida
+    assert "Nenhum vocabulário dá os dois números" in r.saida
+
+
+def test_interativo_muda_um_controle_e_redesenha():
+    r = rodar_script(SCRIPT, "--so", "1", "--interativo", entrada="3\n1\nx\n\n")
+    assert r.returncode == 0, r.erros
+    controles = [linha for linha in r.saida.splitlines() if linha.startswith("  3  MLP")]
+    assert "SwiGLU, 8d/3" in controles[0]                   # antes: o padrão de 2026
+    assert controles[-1].count("ReLU, 4d") == 2              # depois: ReLU, como em 2017
+    assert "Responda com um número de 1 a 6" in r.saida
+    assert "Traceback" not in r.saida + r.erros
+
+
+def test_ajuda_e_uso_errado_em_portugues():
+    r = rodar_script(SCRIPT, "--help")
+    assert r.returncode == 0 and "--interativo" in r.saida and "--rapido" in r.saida
+    assert "carregando o PyTorch" not in r.saida
+    r = rodar_script(SCRIPT, "--mlp", "tanh")
+    assert r.returncode == 2
+    assert "não é uma opção" in r.erros and "Traceback" not in r.erros
