@@ -1,0 +1,308 @@
+"""Lição 06: o nosso GPT2 contra o GPT2LMHeadModel do transformers.
+
+Oráculos: os logits e o generate() do transformers nos mesmos pesos (num GPT-2
+pequeno salvo em disco e num GPT-2 de tamanho real, 12 x 768, com pesos
+aleatórios), as contagens de ../shared/FACTS.md e a fórmula fechada.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import common
+from conftest import RAIZ, rodar_script
+
+licao = common.importar_licao("06_gpt2")
+
+# Números conferidos em FACTS.md (seção GPT-2).
+TOTAIS = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168,
+          "gpt2-large": 774_030_080, "gpt2-xl": 1_557_611_200}
+POR_BLOCO = {"gpt2": 7_087_872, "gpt2-medium": 12_596_224,
+             "gpt2-large": 19_677_440, "gpt2-xl": 30_740_800}
+ARTIGO = {"gpt2": 117, "gpt2-medium": 345, "gpt2-large": 762, "gpt2-xl": 1542}
+STATE_DICT_GPT2 = 163_037_184   # soma do state_dict(): a cabeça amarrada conta duas vezes
+
+
+def perturbar(modelo, semente=1):
+    """Sorteia os vieses (nascem 0) e os ganhos do LayerNorm (nascem 1): assim um viés ou
+    um LayerNorm copiado no lugar errado também muda os logits. As matrizes já são sorteadas."""
+    g = torch.Generator().manual_seed(semente)
+    with torch.no_grad():
+        for nome, p in modelo.named_parameters():
+            if p.dim() == 1:
+                ruido = torch.randn(p.shape, generator=g)
+                p.copy_(1 + 0.1 * ruido if ".ln_" in nome and nome.endswith("weight")
+                        else 0.02 * ruido)
+    return modelo
+
+
+def nosso_de(hf):
+    return licao.carregar_pesos(licao.GPT2.da_config(hf.config), hf).eval()
+
+
+def delta(nosso, hf, ids):
+    with torch.no_grad():
+        return float((nosso(ids) - hf(ids).logits).abs().max())
+
+
+def ids_aleatorios(vocab, T, B=2, semente=0):
+    return torch.randint(0, vocab, (B, T), generator=torch.Generator().manual_seed(semente))
+
+
+@pytest.fixture(scope="module")
+def pequeno(gpt2_pequeno):
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    hf = GPT2LMHeadModel.from_pretrained(gpt2_pequeno, use_safetensors=True).eval()
+    return hf, AutoTokenizer.from_pretrained(gpt2_pequeno)
+
+
+@pytest.fixture(scope="module")
+def completo():
+    """GPT-2 de tamanho real (GPT2Config(): 12 blocos, d = 768, vocabulário 50.257)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    return perturbar(GPT2LMHeadModel(GPT2Config()).eval())
+
+
+@pytest.fixture(scope="module")
+def nosso_completo(completo):
+    return nosso_de(completo)
+
+
+# ------------------------------------------------------------ equivalência
+def test_logits_iguais_no_modelo_pequeno(pequeno):
+    hf, tok = pequeno
+    nosso = nosso_de(hf)
+    texto = tok("O gato subiu no telhado e a chuva caiu.", return_tensors="pt")["input_ids"]
+    assert delta(nosso, hf, texto) <= 1e-4
+    ids = ids_aleatorios(hf.config.vocab_size, hf.config.n_positions)  # contexto inteiro
+    assert delta(nosso, hf, ids) <= 1e-4
+    # Com vieses e ganhos aleatórios, um viés ou LayerNorm mal copiado apareceria.
+    from copy import deepcopy
+
+    mexido = perturbar(deepcopy(hf), semente=3)
+    assert delta(nosso_de(mexido), mexido, ids) <= 1e-4
+
+
+def test_logits_iguais_no_tamanho_real(completo, nosso_completo):
+    ids = ids_aleatorios(50257, 24)
+    with torch.no_grad():
+        logits = completo(ids).logits
+    assert logits.shape == (2, 24, 50257)
+    assert float(logits.std()) > 0.1            # logits que de fato variam
+    assert delta(nosso_completo, completo, ids) <= 1e-4
+
+
+def test_cabeca_amarrada_e_contagem(completo, nosso_completo):
+    assert completo.lm_head.weight is completo.transformer.wte.weight
+    assert common.contar_parametros(nosso_completo) == TOTAIS["gpt2"]
+    assert sum(v.numel() for v in completo.state_dict().values()) == STATE_DICT_GPT2
+    assert torch.equal(nosso_completo.wte.weight, completo.lm_head.weight)
+
+
+def _copia_errada(tipo):
+    certo = licao.copiar_pesos_gpt2
+
+    def copiar(bloco, estado):
+        estado = dict(estado)
+        if tipo == "c_proj sem transpor":
+            estado["attn.c_proj.weight"] = estado["attn.c_proj.weight"].t()  # (C, C): desfaz
+        elif tipo == "Q e K trocados":
+            q, k, v = estado["attn.c_attn.weight"].chunk(3, dim=1)   # 3 x (C, C)
+            estado["attn.c_attn.weight"] = torch.cat([k, q, v], dim=1)
+        elif tipo == "ln_1 e ln_2 trocados":
+            for sufixo in ("weight", "bias"):
+                estado[f"ln_1.{sufixo}"], estado[f"ln_2.{sufixo}"] = \
+                    estado[f"ln_2.{sufixo}"], estado[f"ln_1.{sufixo}"]
+        return certo(bloco, estado)
+    return copiar
+
+
+def test_copia_sem_transpor_falha_no_tamanho_real(completo, monkeypatch):
+    monkeypatch.setattr(licao, "copiar_pesos_gpt2", _copia_errada("c_proj sem transpor"))
+    errado = nosso_de(completo)                  # carrega sem erro: a matriz é quadrada
+    assert delta(errado, completo, ids_aleatorios(50257, 16)) > 1e-2
+
+
+@pytest.mark.parametrize("tipo", ["c_proj sem transpor", "Q e K trocados",
+                                  "ln_1 e ln_2 trocados"])
+def test_mapeamento_errado_falha(pequeno, monkeypatch, tipo):
+    from copy import deepcopy
+
+    hf = perturbar(deepcopy(pequeno[0]), semente=5)
+    with torch.no_grad():   # notas maiores: num modelo aleatório a atenção é quase uniforme,
+        for bloco in hf.transformer.h:   # e trocar Q por K mudaria pouco
+            bloco.attn.c_attn.weight.mul_(4)
+    ids = ids_aleatorios(hf.config.vocab_size, 20)
+    assert delta(nosso_de(hf), hf, ids) <= 1e-4
+    monkeypatch.setattr(licao, "copiar_pesos_gpt2", _copia_errada(tipo))
+    assert delta(nosso_de(hf), hf, ids) > 1e-2
+
+
+def test_demonstracao_sem_transpor_desfaz(completo, nosso_completo):
+    ids = ids_aleatorios(50257, 12, B=1)
+    delta, escala = licao.comparar_logits(nosso_completo, completo, ids)
+    assert delta <= 1e-4 and licao.confere(delta, escala)
+    errado = licao.delta_sem_transpor(nosso_completo, completo, ids)
+    assert errado > 1e-2 and not licao.confere(errado, escala)
+    assert licao.diferenca_logits(nosso_completo, completo, ids) == delta   # desfeito
+
+
+def test_tabela_de_pesos_do_experimento_2(completo, nosso_completo):
+    linhas = {nome: (tuple(t_hf.shape), None if t is None else tuple(t.shape), acao)
+              for nome, t_hf, t, acao in licao.tabela_de_pesos(nosso_completo, completo)}
+    transpostas = {n for n, (_, _, acao) in linhas.items() if acao == "transposta"}
+    assert transpostas == {"h.0.attn.c_attn.weight", "h.0.attn.c_proj.weight",
+                           "h.0.mlp.c_fc.weight", "h.0.mlp.c_proj.weight"}
+    assert linhas["h.0.attn.c_attn.weight"][:2] == ((768, 2304), (2304, 768))
+    assert linhas["h.0.mlp.c_proj.weight"][:2] == ((3072, 768), (768, 3072))
+    assert linhas["lm_head.weight"] == ((50257, 768), None, "é o wte")
+    assert all(acao == "igual" for n, (_, _, acao) in linhas.items()
+               if n not in transpostas and n != "lm_head.weight")
+    assert not any(n.startswith("h.1.") for n in linhas)      # só o bloco 0 aparece
+    assert len(linhas) == 4 + 12 + 1                            # bordas, bloco 0, cabeça
+
+
+def test_tolerancia_relativa_ao_maior_logit():
+    assert licao.confere(9e-5, 0.3) and not licao.confere(2e-4, 0.3)      # absoluta abaixo de 1
+    assert licao.confere(5e-3, 80.0) and not licao.confere(1e-2, 80.0)    # 1e-4 x 80
+
+
+# ------------------------------------------------------------ geração
+def _generate(hf, ids, novos, fim):
+    return hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=novos,
+                       do_sample=False, pad_token_id=fim, eos_token_id=fim)
+
+
+def test_gulosa_igual_ao_generate_no_pequeno(pequeno):
+    from copy import deepcopy
+
+    hf, tok = pequeno
+    hf = perturbar(deepcopy(hf), semente=7)
+    ids = tok("The quick brown fox", return_tensors="pt")["input_ids"]
+    fim = tok.eos_token_id
+    nossos = licao.gerar_guloso(nosso_de(hf), ids, 20, fim)
+    deles = _generate(hf, ids, 20, fim)
+    assert nossos.tolist() == deles.tolist()
+    assert nossos.shape[1] > ids.shape[1]
+
+
+def test_gulosa_igual_ao_generate_no_tamanho_real(completo, nosso_completo):
+    ids = ids_aleatorios(50257, 4, B=1, semente=2)
+    nossos = licao.gerar_guloso(nosso_completo, ids, 6, fim=50256)
+    assert nossos.tolist() == _generate(completo, ids, 6, 50256).tolist()
+
+
+# ------------------------------------------------------------ formas e contagens
+def test_caminho_formas_e_forward(pequeno):
+    hf, tok = pequeno
+    nosso = nosso_de(hf)
+    ids = tok("The cat sat on the", return_tensors="pt")["input_ids"]
+    T, d, V = ids.shape[1], hf.config.n_embd, hf.config.vocab_size
+    with torch.no_grad():
+        etapas, logits = licao.caminho(nosso, ids)
+        formas = {nome: tuple(t.shape) for nome, t, _ in etapas if t is not None}
+        assert torch.allclose(logits, hf(ids).logits, atol=1e-4)
+    assert formas["ids"] == (T,)
+    assert formas["x = wte[ids] + wpe"] == (T, d)
+    assert formas[f"bloco {hf.config.n_layer}"] == (T, d)
+    assert formas["x @ wte^T"] == (T, V)
+    assert formas["softmax(última linha)"] == (V,)
+
+
+def test_contagens_dos_quatro_tamanhos():
+    linhas = {m["nome"]: m for m in licao.tamanhos()}
+    assert set(linhas) == set(TOTAIS)
+    for nome, m in linhas.items():
+        assert m["total"] == m["transformers"] == TOTAIS[nome]
+        assert m["bloco"] == POR_BLOCO[nome]
+        assert sum(m["pecas"].values()) == m["total"]
+    fatia = {n: m["pecas"]["embeddings"] / m["total"] for n, m in linhas.items()}
+    assert 0.30 < fatia["gpt2"] < 0.34           # cerca de um terço
+    assert 0.04 < fatia["gpt2-xl"] < 0.06        # cerca de 5 %
+    assert list(fatia.values()) == sorted(fatia.values(), reverse=True)
+
+
+def test_numeros_da_apostila():
+    """As contas do texto corrido da apostila (seções 2, 3 e 5), refeitas no nosso GPT2 e no
+    GPT2LMHeadModel montados no meta device, conferidas contra FACTS.md e contra o texto."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    texto = " ".join((RAIZ / "apostilas" / "06_gpt2.md").read_text(encoding="utf-8").split())
+    with torch.device("meta"):
+        g, hf = licao.GPT2(), GPT2LMHeadModel(GPT2Config())
+    contar, fmt = common.contar_parametros, common.inteiro
+    wte, wpe, ln_f = contar(g.wte), contar(g.wpe), contar(g.ln_f)
+    bloco, blocos = contar(g.h[0]), sum(contar(b) for b in g.h)
+    assert (wte, wpe, ln_f, blocos) == (38_597_376, 786_432, 1_536, 12 * POR_BLOCO["gpt2"])
+    assert (f"{fmt(wte)} (wte) + {fmt(wpe)} (wpe) + 12 × {fmt(bloco)} = {fmt(blocos)} "
+            f"(blocos) + {fmt(ln_f)} (ln_f) = **{fmt(TOTAIS['gpt2'])}**") in texto
+    assert f"parâmetros ({fmt(wte)} no GPT-2 pequeno, quase um terço do modelo)" in texto
+    b = g.h[0]
+    for nome, modulo, (pesos, vieses) in [
+            ("attn.c_attn", b.attn.c_attn, (1_769_472, 2_304)),
+            ("attn.c_proj", b.attn.c_proj, (589_824, 768)),
+            ("mlp.c_fc", b.mlp.c_fc, (2_359_296, 3_072)),
+            ("mlp.c_proj", b.mlp.c_proj, (2_359_296, 768))]:
+        assert (modulo.weight.numel(), modulo.bias.numel()) == (pesos, vieses)
+        assert f"| `{nome}` |" in texto and f"| {fmt(pesos)} + {fmt(vieses)} |" in texto
+    normas = contar(b.ln_1) + contar(b.ln_2)
+    assert normas == 3_072 and f"(ganho e viés) | {fmt(normas)} |" in texto
+    assert f"| **{fmt(bloco)}** |" in texto
+    dobrado = sum(v.numel() for v in hf.state_dict().values())
+    assert dobrado == STATE_DICT_GPT2 == TOTAIS["gpt2"] + wte   # sem amarrar: + V x d
+    assert f"dá {fmt(dobrado)} para o GPT-2 pequeno" in texto
+
+
+def test_numeros_do_artigo_com_o_vocabulario_do_gpt1():
+    v1 = licao.vocabulario_gpt1()
+    assert v1 == 40478
+    for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
+        assert round(common.parametros_gpt2(L, d, v1) / 1e6) == ARTIGO[nome]
+        assert round(common.parametros_gpt2(L, d) / 1e6) != ARTIGO[nome]
+
+
+def test_sem_memoria_para_a_copia_pula(pequeno, monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 1000)
+    with pytest.raises(common.ExperimentoPulado, match="livres"):
+        licao.montar_nosso(pequeno[0])
+
+
+# ------------------------------------------------------------ o script, como o aluno roda
+def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno):
+    r = rodar_script("06_gpt2.py", "--sem-figuras", env={"LAB_MODELO": str(gpt2_pequeno)})
+    tudo = r.saida + r.erros
+    assert r.returncode == 0, tudo
+    assert "Traceback" not in tudo
+    for esperado in ("Experimento 1/5", "Etapa por etapa = nosso(ids)? sim.",
+                     "  -> confere (tolerância: 1e-4 x o maior |logit|", "Mesmos tokens? sim",
+                     "Nosso GPT2 = GPT2LMHeadModel do transformers = fórmula, nos quatro: sim.",
+                     "Modelo escolhido: ", "10 tokens gulosos, nosso = transformers? sim:",
+                     "5 de 5 experimento(s) rodaram."):
+        assert esperado in r.saida, esperado
+    assert "NÃO" not in r.saida
+
+
+def test_sem_modelo_explica_e_roda_o_resto(tmp_path):
+    figuras = tmp_path / "figuras"
+    r = rodar_script("06_gpt2.py", "--figuras", str(figuras),
+                     env={"LAB_MODELO": str(tmp_path / "nada")})
+    tudo = r.saida + r.erros
+    assert r.returncode == 1, tudo
+    assert "Traceback" not in tudo
+    assert r.saida.count("PULADO: não há pasta") == 4      # experimentos 1, 2, 3 e 5
+    assert "1 de 5 experimento(s) rodaram." in r.saida
+    assert "1.557.611.200" in r.saida
+    assert (figuras / "06_tamanhos.png").stat().st_size > 10_000
+
+
+def test_modelo_maior_sem_rede_avisa(tmp_path):
+    r = rodar_script("06_gpt2.py", "--so", "5", "--sem-figuras", "--modelo", "gpt2-medium")
+    tudo = r.saida + r.erros
+    assert r.returncode == 1, tudo
+    assert "Traceback" not in tudo
+    tabela = r.saida.index("gpt2-medium     354.823.168")
+    estimativa = r.saida.index("Modelo 'gpt2-medium': pesos de 1,32 GiB em fp32.")
+    assert tabela < estimativa < r.saida.index("PULADO:")
