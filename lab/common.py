@@ -688,14 +688,20 @@ class Adam:
         self.t += 1
         correcao1 = 1 - self.b1 ** self.t
         raiz_correcao2 = math.sqrt(1 - self.b2 ** self.t)
-        with torch.no_grad():
-            for p, m, v in zip(self.parametros, self.m, self.v):
-                if p.grad is None:
-                    continue
-                m.mul_(self.b1).add_(p.grad, alpha=1 - self.b1)
-                v.mul_(self.b2).addcmul_(p.grad, p.grad, value=1 - self.b2)
-                denominador = (v.sqrt() / raiz_correcao2).add_(self.eps)
-                p.addcdiv_(m, denominador, value=-self.lr / correcao1)
+        vivos = [i for i, p in enumerate(self.parametros) if p.grad is not None]
+        ps = [self.parametros[i] for i in vivos]
+        gs = [p.grad for p in ps]
+        ms = [self.m[i] for i in vivos]
+        vs = [self.v[i] for i in vivos]
+        with torch.no_grad():  # as mesmas contas, em todos os tensores de uma vez (_foreach_)
+            torch._foreach_mul_(ms, self.b1)
+            torch._foreach_add_(ms, gs, alpha=1 - self.b1)            # m = b1 m + (1-b1) g
+            torch._foreach_mul_(vs, self.b2)
+            torch._foreach_addcmul_(vs, gs, gs, value=1 - self.b2)     # v = b2 v + (1-b2) g²
+            denominador = torch._foreach_sqrt(vs)
+            torch._foreach_div_(denominador, raiz_correcao2)
+            torch._foreach_add_(denominador, self.eps)                 # raiz(v corrigido) + eps
+            torch._foreach_addcdiv_(ps, ms, denominador, value=-self.lr / correcao1)
 
 
 def importar_licao(nome: str):
