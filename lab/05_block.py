@@ -3,6 +3,8 @@
 Atenção (os tokens conversam) + MLP (cada token pensa sozinho), cada um com
 LayerNorm antes e conexão residual em volta. Leia junto: apostilas/05_block.md.
 """
+import concurrent.futures
+import functools
 import math
 import sys
 
@@ -43,18 +45,21 @@ class AtencaoMultiCabeca(nn.Module):
 
     def forward(self, x):
         B, T, C = x.shape                                  # (B, T, C)
-        q, k, v = self.c_attn(x).split(C, dim=2)           # 3 x (B, T, C)
-        q = q.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
-        k = k.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
-        v = v.view(B, T, self.h, C // self.h).transpose(1, 2)  # (B, h, T, C/h)
+        qkv = self.c_attn(x).view(B, T, 3, self.h, C // self.h)  # (B, T, 3, h, C/h)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)               # 3 x (B, h, T, C/h)
         notas = q @ k.transpose(-2, -1) / math.sqrt(C // self.h)  # (B, h, T, T)
         if self.causal:
-            futuro = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
-            notas = notas.masked_fill(futuro, float("-inf"))
+            notas = notas.masked_fill(futuro(T, x.device), float("-inf"))
         pesos = notas.softmax(dim=-1)                      # (B, h, T, T)
         y = pesos @ v                                      # (B, h, T, C/h)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)   # (B, T, C)
+        y = y.transpose(1, 2).reshape(B, T, C)             # (B, T, C)
         return self.c_proj(y)
+
+
+@functools.lru_cache(maxsize=8)
+def futuro(T, dispositivo):
+    """Máscara causal (T, T): True acima da diagonal, onde ficam as posições futuras."""
+    return torch.ones(T, T, dtype=torch.bool, device=dispositivo).triu(1)
 
 
 class MLP(nn.Module):
@@ -176,10 +181,16 @@ def norma_grad(modulo) -> float:
                          if p.grad is not None))
 
 
-def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3, barra=None):
-    """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
+def nova_pilha(pre_ln, semente, camadas=40, d=32, h=4):
     torch.manual_seed(semente)
-    modelo = Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
+    return Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
+
+
+def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3, barra=None,
+                  modelo=None):
+    """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
+    if modelo is None:
+        modelo = nova_pilha(pre_ln, semente, camadas, d, h)
     otimizador = common.Adam(modelo.parameters(), lr=lr)
     gerador = torch.Generator().manual_seed(semente + 1000)
     perfil, grad1, perdas = [], [], []
@@ -212,9 +223,15 @@ def exp_pre_post(licao):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
-        with common.Progresso(2 * 21, "treinando Pre-LN e Post-LN") as barra:
-            pre = treinar_pilha(True, semente, barra=barra)
-            pos = treinar_pilha(False, semente, barra=barra)
+        pilhas = {pre_ln: nova_pilha(pre_ln, semente) for pre_ln in (True, False)}
+        # As duas pilhas treinam ao mesmo tempo, uma em cada núcleo (mesmos números
+        # que uma depois da outra: cada uma tem seus pesos e seu gerador de lotes).
+        with common.Progresso(2 * 21, "treinando Pre-LN e Post-LN") as barra, \
+                concurrent.futures.ThreadPoolExecutor(2) as threads_de_treino:
+            futuros = {pre_ln: threads_de_treino.submit(treinar_pilha, pre_ln, semente,
+                                                         barra=barra, modelo=pilha)
+                       for pre_ln, pilha in pilhas.items()}
+            pre, pos = futuros[True].result(), futuros[False].result()
     finally:
         torch.set_num_threads(threads)
     camadas = len(pre[0])
@@ -242,6 +259,8 @@ def exp_pre_post(licao):
     dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
                                altura=12, rotulo_y="gradiente da camada 1 (escala log)",
                                rotulo_x="passo de treino"))
+    if not licao.quer_figuras:
+        return
     fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
     ax1.semilogy(range(1, camadas + 1), pre[0], label="Pre-LN")
     ax1.semilogy(range(1, camadas + 1), pos[0], label="Post-LN")
@@ -303,6 +322,8 @@ def exp_norma_residual(licao):
     dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
                                xs, log_y=True, altura=10, rotulo_y="norma (escala log)",
                                rotulo_x="camada (0 = embedding)"))
+    if not licao.quer_figuras:
+        return
     fig, ax = common.figura()
     ax.semilogy(xs, demais, "o-", label="posições >= 1 (média)")
     ax.semilogy(xs, pos0, "s--", label="posição 0")
@@ -346,10 +367,11 @@ def exp_logit_lens(licao):
     dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
           "a última é a saída do próprio modelo. Célula: o próximo token mais provável\n"
           "segundo aquela camada, naquela posição.\n")
-    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE))
-    for texto, ax in zip(LENTE, eixos):
+    lidos = []
+    for texto in LENTE:
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
+        lidos.append((texto, ids, p, i))
         entrada = [_token(tokenizador, t) for t in ids[0]]
         tabela = Table(title=f"\"{texto}\"", box=common.caixa_tabela(), pad_edge=False)
         tabela.add_column("#", no_wrap=True, min_width=3)
@@ -363,6 +385,11 @@ def exp_logit_lens(licao):
         final = _token(tokenizador, i[L, -1], 20, " ")
         dizer(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
               f"({pct(float(p[L, -1]))}).\n")
+    if not licao.quer_figuras:
+        return
+    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE))
+    for (texto, ids, p, i), ax in zip(lidos, eixos):
+        L = p.shape[0] - 1
         imagem = ax.imshow(p.numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1,
                            origin="lower")
         fig.colorbar(imagem, ax=ax, label="probabilidade do token")
@@ -370,7 +397,7 @@ def exp_logit_lens(licao):
             for t in range(p.shape[1]):
                 ax.text(t, c, _token(tokenizador, i[c, t], espaco=" "), ha="center",
                         va="center", fontsize=7, color="white" if p[c, t] < 0.5 else "black")
-        ax.set_xticks(range(len(entrada)), [_token(tokenizador, t, 12, " ") for t in ids[0]])
+        ax.set_xticks(range(ids.shape[1]), [_token(tokenizador, t, 12, " ") for t in ids[0]])
         ax.set_yticks(range(L + 1), ["emb"] + [str(c) for c in range(1, L + 1)])
         ax.set(ylabel="camada", title=f"logit lens: \"{texto}\" (cor = probabilidade)")
     licao.salvar_figura(fig, "05_logit_lens.png")
@@ -465,6 +492,8 @@ def exp_gelu(licao):
           "(0 à esquerda, 1 à direita).")
     dizer("Para x < 0 a ReLU tem gradiente 0 em toda parte (neurônio morto); a GELU só\n"
           "tem derivada zero num ponto, o seu mínimo.")
+    if not licao.quer_figuras:
+        return
     fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
     ax1.plot(x, gelu_exata(x), label="GELU")
     ax1.plot(x, F.relu(x), "--", label="ReLU")

@@ -256,6 +256,12 @@ class Licao:
         return self.args
 
     # -- figuras
+    @property
+    def quer_figuras(self) -> bool:
+        """False com --sem-figuras: nem vale a pena desenhar (importar o matplotlib
+        custa quase 1 s)."""
+        return not self.args.sem_figuras
+
     def salvar_figura(self, fig, nome: str) -> Path | None:
         import matplotlib.pyplot as plt
 
@@ -266,7 +272,7 @@ class Licao:
         try:
             pasta.mkdir(parents=True, exist_ok=True)
             caminho = pasta / nome
-            fig.savefig(caminho, dpi=110, bbox_inches="tight")
+            fig.savefig(caminho, dpi=100)
         except OSError as erro:
             dizer(f"(não consegui salvar a figura {nome}: {erro.strerror or erro})")
             return None
@@ -458,7 +464,7 @@ def figura(largura_pol: float = 7.0, altura_pol: float = 4.0, **kwargs):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(largura_pol, altura_pol), **kwargs)
+    return plt.subplots(figsize=(largura_pol, altura_pol), layout="constrained", **kwargs)
 
 
 # ---------------------------------------------------------------- GPT-2
