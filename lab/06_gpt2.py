@@ -487,8 +487,8 @@ def _figura_tamanhos(licao, linhas):
     for ax in (ax1, ax2):
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
-    fig.legend(*ax1.get_legend_handles_labels(), loc="lower center", ncol=4,
-               bbox_to_anchor=(0.5, -0.1), frameon=False)
+    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               frameon=False)
     licao.salvar_figura(fig, "06_tamanhos.png")
 
 
