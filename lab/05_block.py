@@ -387,7 +387,9 @@ def exp_logit_lens(licao):
               f"({pct(float(p[L, -1]))}).\n")
     if not licao.quer_figuras:
         return
-    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE))
+    # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.
+    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE), layout=None)
+    fig.subplots_adjust(left=0.06, right=0.99, top=0.96, bottom=0.05, hspace=0.25)
     for (texto, ids, p, i), ax in zip(lidos, eixos):
         L = p.shape[0] - 1
         imagem = ax.imshow(p.numpy(), aspect="auto", cmap="viridis", vmin=0, vmax=1,

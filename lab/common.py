@@ -464,7 +464,8 @@ def figura(largura_pol: float = 7.0, altura_pol: float = 4.0, **kwargs):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(largura_pol, altura_pol), layout="constrained", **kwargs)
+    kwargs.setdefault("layout", "constrained")  # layout=None: mais rápido, ajuste à mão
+    return plt.subplots(figsize=(largura_pol, altura_pol), **kwargs)
 
 
 # ---------------------------------------------------------------- GPT-2
