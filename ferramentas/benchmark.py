@@ -3,7 +3,8 @@ cada um ao lado do "piso" (python + import torch e transformers + carregar o GPT
 uma passada), que nenhuma lição consegue evitar.
 
 Usa um GPT-2 do tamanho real (124M, pesos aleatórios) salvo em .bench/, então não
-precisa de rede. Uso:
+precisa de rede; o tokenizador dele é treinado nos textos das lições, para que eles
+virem quase tantos tokens quanto no GPT-2 de verdade. Uso:
 
     .venv/bin/python ferramentas/benchmark.py                 (Linux/macOS)
     .venv\\Scripts\\python.exe ferramentas\\benchmark.py        (Windows)
@@ -36,11 +37,15 @@ with torch.no_grad():
 
 CRIAR = """
 import sys
-sys.path[:0] = [r"{testes}"]
+sys.path[:0] = [r"{testes}", r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
+import common
 from conftest import construir_tokenizador
-construir_tokenizador(r"{pasta}")
+# O tokenizador aprende os textos das lições: assim eles viram mais ou menos as mesmas
+# quantidades de tokens que no GPT-2 de verdade (palavras comuns = um token).
+l05 = common.importar_licao("05_block")
+construir_tokenizador(r"{pasta}", vocab=2000, textos=l05.TEXTOS + l05.LENTE)
 torch.manual_seed(0)
 GPT2LMHeadModel(GPT2Config()).save_pretrained(r"{pasta}", safe_serialization=True)
 """
@@ -53,7 +58,7 @@ def preparar_modelo() -> Path:
         print(f"Criando um GPT-2 de 124M com pesos aleatórios em {PASTA_MODELO} (uma vez)...",
               flush=True)
         PASTA_MODELO.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-c", CRIAR.format(testes=RAIZ / "tests",
+        subprocess.run([sys.executable, "-c", CRIAR.format(testes=RAIZ / "tests", lab=RAIZ / "lab",
                                                            pasta=PASTA_MODELO)], check=True)
     return PASTA_MODELO
 

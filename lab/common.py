@@ -263,10 +263,7 @@ class Licao:
         return not self.args.sem_figuras
 
     def salvar_figura(self, fig, nome: str) -> Path | None:
-        import matplotlib.pyplot as plt
-
         if self.args.sem_figuras:
-            plt.close(fig)
             return None
         pasta = Path(self.args.figuras)
         try:
@@ -276,8 +273,6 @@ class Licao:
         except OSError as erro:
             dizer(f"(não consegui salvar a figura {nome}: {erro.strerror or erro})")
             return None
-        finally:
-            plt.close(fig)
         dizer(f"Figura salva: {caminho}")
         return caminho
 
@@ -458,14 +453,12 @@ def grafico_ascii(series: dict, xs, altura: int = 14, larg: int | None = None,
 
 
 def figura(largura_pol: float = 7.0, altura_pol: float = 4.0, **kwargs):
-    """Figura do matplotlib sem janela (backend Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """(fig, eixos) do matplotlib sem janela e sem o pyplot (que custa ~0,3 s a mais)."""
+    from matplotlib.figure import Figure
 
     kwargs.setdefault("layout", "constrained")  # layout=None: mais rápido, ajuste à mão
-    return plt.subplots(figsize=(largura_pol, altura_pol), **kwargs)
+    fig = Figure(figsize=(largura_pol, altura_pol), layout=kwargs.pop("layout"))
+    return fig, fig.subplots(**kwargs)
 
 
 # ---------------------------------------------------------------- GPT-2

@@ -27,7 +27,7 @@ TEXTO_TREINO = [
 ]
 
 
-def construir_tokenizador(pasta: Path, vocab: int = 400):
+def construir_tokenizador(pasta: Path, vocab: int = 400, textos=()):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import GPT2TokenizerFast
 
@@ -37,7 +37,7 @@ def construir_tokenizador(pasta: Path, vocab: int = 400):
     treinador = trainers.BpeTrainer(
         vocab_size=vocab, special_tokens=["<|endoftext|>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(TEXTO_TREINO * 20, trainer=treinador)
+    tok.train_from_iterator((TEXTO_TREINO + list(textos)) * 20, trainer=treinador)
     rapido = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
                                eos_token="<|endoftext|>", unk_token="<|endoftext|>")
     rapido.save_pretrained(pasta)
