@@ -261,13 +261,15 @@ def exp_pre_post(licao):
                                rotulo_x="passo de treino"))
     if not licao.quer_figuras:
         return
-    fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
-    ax1.semilogy(range(1, camadas + 1), pre[0], label="Pre-LN")
-    ax1.semilogy(range(1, camadas + 1), pos[0], label="Post-LN")
+    fig, (ax1, ax2) = common.figura(10, 4, ncols=2, margens=(0.8, 0.15, 0.55, 0.35),
+                                    ajuste={"wspace": 0.25})
+    ax1.plot(range(1, camadas + 1), pre[0], label="Pre-LN")
+    ax1.plot(range(1, camadas + 1), pos[0], label="Post-LN")
     ax1.set(title="No início: gradiente por bloco", xlabel="bloco", ylabel="norma do gradiente")
-    ax2.semilogy(xs, pre[1], label="Pre-LN")
-    ax2.semilogy(xs, pos[1], label="Post-LN")
+    ax2.plot(xs, pre[1], label="Pre-LN")
+    ax2.plot(xs, pos[1], label="Post-LN")
     ax2.set(title="Treinando sem aquecimento: bloco 1", xlabel="passo", ylabel="norma do gradiente")
+    common.escala_log(ax1, ax2)
     for ax in (ax1, ax2):
         ax.legend()
         ax.grid(alpha=0.3)
@@ -324,9 +326,10 @@ def exp_norma_residual(licao):
                                rotulo_x="camada (0 = embedding)"))
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura()
-    ax.semilogy(xs, demais, "o-", label="posições >= 1 (média)")
-    ax.semilogy(xs, pos0, "s--", label="posição 0")
+    fig, ax = common.figura(margens=(0.75, 0.15, 0.55, 0.35))
+    ax.plot(xs, demais, "o-", label="posições >= 1 (média)")
+    ax.plot(xs, pos0, "s--", label="posição 0")
+    common.escala_log(ax)
     ax.set(xlabel="camada (0 = embedding)", ylabel="norma do fluxo residual",
            title=f"Fluxo residual no {licao.args.modelo}")
     ax.legend()
@@ -342,10 +345,11 @@ def logit_lens(modelo, ids):
     """Token mais provável (e sua probabilidade) em cada camada e posição: (L+1, T)."""
     with torch.no_grad():
         saida = modelo(ids, output_hidden_states=True)
-        estados = saida.hidden_states  # estados[L] já passou por ln_f: não repetir
-        logits = [modelo.lm_head(modelo.transformer.ln_f(e)) for e in estados[:-1]]
-        logits.append(saida.logits)                        # a última linha é o modelo
-        probs = torch.stack(logits)[:, 0].softmax(-1)      # (L+1, T, V)
+        # hidden_states: L+1 x (1, T, C). O último já passou por ln_f: não repetir.
+        estados = torch.cat(saida.hidden_states[:-1])      # (L, T, C)
+        lidos = modelo.lm_head(modelo.transformer.ln_f(estados))  # (L, T, V)
+        logits = torch.cat([lidos, saida.logits])          # (L+1, T, V): a última é o modelo
+        probs = logits.softmax(-1)                         # (L+1, T, V)
     p, i = probs.max(-1)
     return p, i
 
@@ -496,7 +500,8 @@ def exp_gelu(licao):
           "tem derivada zero num ponto, o seu mínimo.")
     if not licao.quer_figuras:
         return
-    fig, (ax1, ax2) = common.figura(10, 4, ncols=2)
+    fig, (ax1, ax2) = common.figura(10, 4, ncols=2, margens=(0.55, 0.15, 0.55, 0.35),
+                                    ajuste={"wspace": 0.2})
     ax1.plot(x, gelu_exata(x), label="GELU")
     ax1.plot(x, F.relu(x), "--", label="ReLU")
     ax1.set(title="GELU contra ReLU", xlabel="x")

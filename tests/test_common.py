@@ -207,3 +207,25 @@ def test_saida_cortada_sem_traceback():
     erros = proc.stderr.read().decode("utf-8", "replace")
     proc.wait(timeout=120)
     assert "Traceback" not in erros and "BrokenPipe" not in erros
+
+
+def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
+    """As margens fixas viram frações da figura; a escala log rotula 10⁻³, 10⁰..."""
+    fig, (ax1, ax2) = common.figura(10, 4, ncols=2, margens=(1.0, 0.5, 0.8, 0.4),
+                                    ajuste={"wspace": 0.3})
+    assert fig.get_layout_engine() is None
+    assert fig.subplotpars.left == pytest.approx(0.1)
+    assert fig.subplotpars.right == pytest.approx(0.95)
+    assert fig.subplotpars.bottom == pytest.approx(0.2)
+    assert fig.subplotpars.top == pytest.approx(0.9)
+    ax1.plot([0, 1, 2], [1e-3, 1e-1, 1.0])
+    common.escala_log(ax1)
+    ax1.set_ylim(1e-3, 1.0)
+    fig.savefig(tmp_path / "f.png", dpi=50)
+    rotulos = [t.get_text() for t in ax1.get_yticklabels() if t.get_text()]
+    assert {"10\u207b\u00b3", "10\u207b\u00b9", "10\u2070"} <= set(rotulos)
+    assert not any("$" in r for r in rotulos)  # nada de mathtext
+    assert ax2.get_yscale() == "linear"
+    # sem margens, o layout automático continua o padrão
+    fig2, _ = common.figura()
+    assert fig2.get_layout_engine() is not None
