@@ -91,7 +91,7 @@ def mediana(medidas: list[dict], chave: str):
 def main() -> int:
     p = argparse.ArgumentParser(description="Benchmark das lições contra o piso.")
     p.add_argument("--licoes", default="05_block", help="lições, separadas por vírgula")
-    p.add_argument("--repeticoes", type=int, default=3, help="execuções de cada (mediana)")
+    p.add_argument("--repeticoes", type=int, default=3, help="rodadas (mediana)")
     args = p.parse_args()
     pasta = preparar_modelo()
     ambiente = dict(os.environ, LAB_MODELO=str(pasta), HF_HUB_OFFLINE="1", NO_COLOR="1",
@@ -99,46 +99,62 @@ def main() -> int:
     py = sys.executable
     n = args.repeticoes
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} núcleos; mediana de {n} "
-          "execuções.\n", flush=True)
-    base = {
+          "rodadas. Cada rodada mede o piso e as lições uma vez, intercaladas: se a\n"
+          "máquina ficar mais lenta no meio, o piso e a lição sentem juntos.\n", flush=True)
+    PISO_NOME = "piso (imports + carregar + 1 passada)"
+    comandos = {
         "python vazio": [py, "-c", "pass"],
         "import torch": [py, "-c", "import torch"],
         "import torch + transformers": [py, "-c", "import torch, transformers; "
                                         "from transformers import GPT2LMHeadModel"],
-        "piso (imports + carregar + 1 passada)": [py, "-c", PISO.format(pasta=pasta)],
+        PISO_NOME: [py, "-c", PISO.format(pasta=pasta)],
     }
-    resultados = {}
-    for nome, comando in base.items():
-        resultados[nome] = [medir(comando, ambiente) for _ in range(n)]
-        print(f"  {nome:<40} {mediana(resultados[nome], 'total'):6.2f} s  "
-              f"pico {mediana(resultados[nome], 'pico') / 2**20:7.0f} MiB", flush=True)
-    piso_t = mediana(resultados["piso (imports + carregar + 1 passada)"], "total")
-    piso_m = mediana(resultados["piso (imports + carregar + 1 passada)"], "pico")
-    print()
-    ok = True
     pasta_figuras = RAIZ / ".bench" / "figuras"
     modos = {"como o aluno roda (com figuras)": ["--figuras", str(pasta_figuras)],
              "com --sem-figuras": ["--sem-figuras"]}
+    licoes = []
     for licao in args.licoes.split(","):
         script = RAIZ / "lab" / f"{licao.strip()}.py"
         for modo, extra in modos.items():
-            medidas = [medir([py, str(script), *extra], ambiente) for _ in range(n)]
-            primeira, total = mediana(medidas, "primeira"), mediana(medidas, "total")
-            pico = mediana(medidas, "pico")
-            codigos = sorted({m["codigo"] for m in medidas})
-            print(f"lab/{script.name}, {modo} (saída {codigos}):")
-            print(f"  primeira linha  {primeira:6.2f} s   meta < 0,5 s   "
-                  f"{'ok' if primeira < 0.5 else 'ACIMA'}")
-            print(f"  total           {total:6.2f} s   = {total / piso_t:4.2f}x o piso "
-                  f"({piso_t:.2f} s)   meta <= 2x   {'ok' if total <= 2 * piso_t else 'ACIMA'}")
-            if pico is not None:
-                print(f"  pico de memória {pico / 2**20:6.0f} MiB = {pico / piso_m:4.2f}x o piso "
-                      f"({piso_m / 2**20:.0f} MiB)   meta <= 1,5 GB   "
-                      f"{'ok' if pico <= 1.5e9 else 'ACIMA'}")
-            else:
-                print("  pico de memória: não medido neste sistema (sem os.wait4)")
-            ok &= primeira < 0.5 and total <= 2 * piso_t and (pico is None or pico <= 1.5e9)
-            ok &= codigos == [0]
+            chave = f"lab/{script.name}, {modo}"
+            licoes.append(chave)
+            comandos[chave] = [py, str(script), *extra]
+    medidas = {nome: [] for nome in comandos}
+    for rodada in range(n):
+        for nome, comando in comandos.items():
+            medidas[nome].append(medir(comando, ambiente))
+        print(f"  rodada {rodada + 1} de {n}: piso {medidas[PISO_NOME][-1]['total']:.2f} s",
+              flush=True)
+    print()
+    for nome in comandos:
+        if nome not in licoes:
+            print(f"  {nome:<40} {mediana(medidas[nome], 'total'):6.2f} s  "
+                  f"pico {mediana(medidas[nome], 'pico') / 2**20:7.0f} MiB")
+    piso_t = mediana(medidas[PISO_NOME], "total")
+    piso_m = mediana(medidas[PISO_NOME], "pico")
+    print()
+    ok = True
+    for chave in licoes:
+        m = medidas[chave]
+        primeira, total, pico = mediana(m, "primeira"), mediana(m, "total"), mediana(m, "pico")
+        # razão rodada a rodada (lição / piso da mesma rodada): menos sensível à deriva
+        razoes = [a["total"] / b["total"] for a, b in zip(m, medidas[PISO_NOME])]
+        codigos = sorted({x["codigo"] for x in m})
+        print(f"{chave} (saída {codigos}):")
+        print(f"  primeira linha  {primeira:6.2f} s   meta < 0,5 s   "
+              f"{'ok' if primeira < 0.5 else 'ACIMA'}")
+        print(f"  total           {total:6.2f} s   = {total / piso_t:4.2f}x o piso "
+              f"({piso_t:.2f} s)   meta <= 2x   {'ok' if total <= 2 * piso_t else 'ACIMA'}")
+        print(f"                  razão por rodada: "
+              f"{', '.join(f'{r:.2f}x' for r in razoes)}")
+        if pico is not None:
+            print(f"  pico de memória {pico / 2**20:6.0f} MiB = {pico / piso_m:4.2f}x o piso "
+                  f"({piso_m / 2**20:.0f} MiB)   meta <= 1,5 GB   "
+                  f"{'ok' if pico <= 1.5e9 else 'ACIMA'}")
+        else:
+            print("  pico de memória: não medido neste sistema (sem os.wait4)")
+        ok &= primeira < 0.5 and total <= 2 * piso_t and (pico is None or pico <= 1.5e9)
+        ok &= codigos == [0]
     return 0 if ok else 1
 
 
