@@ -426,7 +426,7 @@ def exp_parametros(licao):
         with torch.device("meta"):                       # só as formas, sem memória
             modelo = GPT2LMHeadModel(GPT2Config(n_layer=camadas, n_embd=d, n_head=h))
         origem = f"da configuração do {nome} (sem baixar pesos)"
-        dizer(f"Sem o modelo ({str(motivo).splitlines()[0]})")
+        dizer(common.quebrar(f"Sem o modelo ({str(motivo).splitlines()[0]})"))
     cfg = modelo.config
     d, L = cfg.n_embd, cfg.n_layer
     bloco = modelo.transformer.h[0]
@@ -494,7 +494,7 @@ def exp_gelu(licao):
           f"  GELU(1) = {num(float(gelu_exata(torch.tensor(1.0, dtype=torch.float64))), 4)}.")
     zero = torch.zeros(1, dtype=torch.float64, requires_grad=True)
     gelu_exata(zero).backward()
-    dizer(f"Inclinação em 0: GELU {num(float(zero.grad), 2)}; a ReLU tem um bico ali "
+    dizer(f"Inclinação em 0: GELU {num(float(zero.grad), 2)}; a ReLU tem um bico ali\n"
           "(0 à esquerda, 1 à direita).")
     dizer("Para x < 0 a ReLU tem gradiente 0 em toda parte (neurônio morto); a GELU só\n"
           "tem derivada zero num ponto, o seu mínimo.")
