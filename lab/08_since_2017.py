@@ -860,6 +860,8 @@ def exp_aquecimento(licao):
     dizer(common.grafico_ascii(suaves, xs, altura=12,
                                rotulo_y="perda (média de 5 passos); sem/com = aquecimento",
                                rotulo_x="passo de treino"))
+    if not licao.quer_figuras:
+        return
     fig, ax = common.figura(8, 4.5)
     for nome, c in curvas.items():
         ax.plot(xs, c, label=nome, lw=1.2, ls="-" if "Post" in nome else "--")

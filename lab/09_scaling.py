@@ -328,6 +328,8 @@ def exp_kaplan_chinchilla(licao):
          "Chinchilla (reajuste)": [REAJUSTE.otimo(10 ** x)[0] for x in xs]},
         xs, log_y=True, altura=12, rotulo_y="N ótimo (escala log)",
         rotulo_x="log10 do orçamento C em FLOPs"))
+    if not licao.quer_figuras:
+        return
     fig, (ax1, ax2) = common.figura(11, 4.2, ncols=2)
     Cs = [10 ** x for x in xs]
     ax1.loglog(Cs, [otimo_kaplan(C)[0] for C in Cs], label="Kaplan et al. 2020")
@@ -387,6 +389,8 @@ def exp_perda_ajustada(licao):
         curvas[f"C = {cientifico(C, 0)}"] = [y if y < 3.2 else None for y in ys]
     dizer("\n" + common.grafico_ascii(curvas, xs, altura=14, rotulo_y="perda L(N, C/6N)",
                                       rotulo_x="log10 N (parâmetros)"))
+    if not licao.quer_figuras:
+        return
     fig, (ax1, ax2) = common.figura(11, 4.2, ncols=2)
     for C in orcamentos:
         Ns = [10 ** x for x in xs if C / (6 * 10 ** x) > 1e6]
@@ -460,8 +464,6 @@ def resumo_inferencia(alvo, tokens_inferencia):
 
 
 def exp_inferencia(licao):
-    from matplotlib.ticker import NullFormatter
-
     alvo = perda_alvo()
     Dinf = licao.args.tokens_inferencia
     dizer("Qualidade fixa: a perda que o reajuste prevê para o Llama 3 8B "
@@ -505,6 +507,16 @@ def exp_inferencia(licao):
         curvas[rotulo] = [y if y < 2.5 else None for y in ys]
     dizer("\n" + common.grafico_ascii(curvas, xs, altura=12, rotulo_y="custo / custo mínimo",
                                       rotulo_x="log10 N (parâmetros)"))
+    if licao.quer_figuras:                             # poupa o import do matplotlib
+        _figura_inferencia(licao, alvo, xs)
+    if licao.args.interativo:
+        perguntar_demandas(alvo)
+
+
+def _figura_inferencia(licao, alvo, xs):
+    from matplotlib.ticker import NullFormatter
+
+    Dinf = licao.args.tokens_inferencia
     fig, (ax1, ax2) = common.figura(11, 4.2, ncols=2)
     Ns = [10 ** x for x in xs]
     for Di in sorted({0.0, 1e12, 1e13, 1e14, 1e15, Dinf}):
@@ -529,8 +541,6 @@ def exp_inferencia(licao):
         ax.grid(alpha=0.3, which="both")
     ax1.legend(fontsize=7)
     licao.salvar_figura(fig, "09_inferencia.png")
-    if licao.args.interativo:
-        perguntar_demandas(alvo)
 
 
 def perguntar_demandas(alvo):

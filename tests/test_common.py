@@ -1,6 +1,7 @@
 """lab/common.py: console, linha de comando, carregamento do GPT-2, contagens, Adam."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -229,3 +230,30 @@ def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
     # sem margens, o layout automático continua o padrão
     fig2, _ = common.figura()
     assert fig2.get_layout_engine() is not None
+
+
+@pytest.mark.parametrize("script, args", [
+    ("05_block.py", ["--so", "2,6"]),
+    ("06_gpt2.py", ["--so", "4"]),
+    ("08_since_2017.py", ["--rapido", "--so", "8"]),
+    ("09_scaling.py", ["--so", "3,4,5"]),
+])
+def test_sem_figuras_nem_importa_o_matplotlib(script, args, tmp_path):
+    """--sem-figuras poupa o import do matplotlib (quase 1 s); com figuras, ele é usado."""
+    codigo = (
+        "import runpy, sys\nsys.path.insert(0, 'lab')\n"
+        f"sys.argv = ['lab/{script}', *{args!r}, *sys.argv[1:]]\n"
+        "try:\n"
+        f"    runpy.run_path('lab/{script}', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "sys.stderr.write('MATPLOTLIB=%s' % ('matplotlib' in sys.modules))\n"
+    )
+    for extra, esperado in ((["--sem-figuras"], "False"), ([], "True")):
+        r = subprocess.run([sys.executable, "-c", codigo, *extra,
+                            "--figuras", str(tmp_path)],
+                           cwd=RAIZ, capture_output=True, timeout=300,
+                           env={**os.environ, "HF_HUB_OFFLINE": "1",
+                                "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
+        assert f"MATPLOTLIB={esperado}" in r.stderr.decode("utf-8", "replace"), (
+            script, extra, r.stderr.decode("utf-8", "replace")[-500:])
