@@ -173,9 +173,13 @@ def _lista_de_numeros(texto: str) -> list[int]:
 
 def _semente(texto: str) -> int:
     try:
-        return int(texto)
+        n = int(texto)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+    if not 0 <= n < 2**32:  # o numpy só aceita sementes de 32 bits sem sinal
+        raise argparse.ArgumentTypeError(
+            f"{texto} está fora do intervalo; use um inteiro de 0 a {2**32 - 1}")
+    return n
 
 
 def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argparse.ArgumentParser:
@@ -202,8 +206,8 @@ def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argpar
                    "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)")
     p.add_argument("--semente", type=_semente, default=0, metavar="N",
                    help="semente dos números aleatórios (padrão: 0)")
-    p.add_argument("--figuras", metavar="PASTA", default="figuras",
-                   help="onde salvar as figuras PNG (padrão: figuras/)")
+    p.add_argument("--figuras", metavar="PASTA", default=str(RAIZ / "figuras"),
+                   help="onde salvar as figuras PNG (padrão: a pasta figuras/ do lab)")
     p.add_argument("--sem-figuras", action="store_true", help="não salva figuras")
     if extras:
         extras(p)
@@ -213,6 +217,10 @@ def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argpar
 # ---------------------------------------------------------- lição e experimentos
 class ExperimentoPulado(Exception):
     """O experimento não pode rodar aqui (ex.: sem GPT-2); a mensagem diz por quê."""
+
+
+class VerificacaoFalhou(Exception):
+    """Uma autoverificação da lição não confere: o experimento conta como falho (saída 1)."""
 
 
 class Licao:
@@ -230,6 +238,18 @@ class Licao:
         self.args = None
         self._modelo = None
         self._erro_modelo = None
+        self._verificacoes_falhas = []
+
+    def verificar(self, ok, descricao: str) -> bool:
+        """Registra uma autoverificação e devolve `ok` (para usar na frase impressa).
+
+        Se alguma não conferir, o experimento termina como falho: aparece no resumo e a
+        execução sai com código 1. Ex.: `'sim' if licao.verificar(a == b, 'tokens') else 'NÃO'`.
+        """
+        ok = bool(ok)
+        if not ok:
+            self._verificacoes_falhas.append(descricao)
+        return ok
 
     # -- linha de comando (antes de importar torch)
     def abrir(self, argv=None):
@@ -277,11 +297,14 @@ class Licao:
         return caminho
 
     # -- GPT-2, carregado uma vez por execução
-    def gpt2(self):
-        """(modelo, tokenizador) ou ExperimentoPulado com a explicação."""
+    def gpt2(self, margem: float = 1.3):
+        """(modelo, tokenizador) ou ExperimentoPulado com a explicação.
+
+        margem: memória que a lição precisa, em múltiplos do tamanho dos pesos
+        (conferida antes de qualquer download)."""
         if self._modelo is None and self._erro_modelo is None:
             try:
-                self._modelo = carregar_gpt2(self.args.modelo)
+                self._modelo = carregar_gpt2(self.args.modelo, margem=margem)
             except ModeloIndisponivel as erro:
                 self._erro_modelo = str(erro)
         if self._erro_modelo:
@@ -304,10 +327,17 @@ class Licao:
                 dizer("=" * min(len(cabecalho), largura()))
                 semear(self.args.semente)
                 inicio = time.perf_counter()
+                self._verificacoes_falhas = []
                 try:
                     funcoes[k](self)
+                    if self._verificacoes_falhas:
+                        raise VerificacaoFalhou(
+                            "não confere: " + "; ".join(self._verificacoes_falhas))
                 except BrokenPipeError:
                     raise
+                except VerificacaoFalhou as motivo:
+                    dizer(quebrar(f"FALHOU a autoverificação: {motivo}"))
+                    falhos.append((k, titulo, str(motivo)))
                 except ExperimentoPulado as motivo:
                     dizer(quebrar(f"PULADO: {motivo}"))
                     pulados.append((k, titulo, str(motivo).split("\n")[0]))
@@ -354,9 +384,11 @@ def _ctrl_c_sem_traceback() -> None:
 
 
 def _esperar_enter() -> None:
+    if sys.stdin is None or sys.stdin.closed:
+        return  # sem entrada (stdin fechado): não há como pausar; segue
     try:
         input("\n[Enter] para o próximo experimento... ")
-    except EOFError:
+    except (EOFError, RuntimeError, OSError, ValueError):
         dizer()
 
 
@@ -576,7 +608,7 @@ def _eh_hub(nome: str) -> bool:
     return not Path(nome).exists() and (nome in TAMANHOS_GPT2 or nome.startswith(PREFIXO_HUB))
 
 
-def carregar_gpt2(nome: str):
+def carregar_gpt2(nome: str, margem: float = 1.3):
     """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
 
     Só safetensors, nunca código remoto. Primeiro tenta o cache (sem rede);
@@ -599,9 +631,9 @@ def carregar_gpt2(nome: str):
     livre = memoria_disponivel()
     if estimativa:
         dizer(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32.")
-        if livre is not None and estimativa * 1.3 > livre:
+        if livre is not None and estimativa * margem > livre:
             raise ModeloIndisponivel(
-                f"'{nome}' precisa de cerca de {num(estimativa * 1.3 / 2**30, 1)} GiB "
+                f"'{nome}' precisa de cerca de {num(estimativa * margem / 2**30, 1)} GiB "
                 f"de memória e há {num(livre / 2**30, 1)} GiB livres.\n"
                 "Feche outros programas ou use um modelo menor (--modelo gpt2).")
     dizer("(carregando o transformers...)")

@@ -44,6 +44,8 @@ def test_ajuda_em_portugues_e_sem_torch():
     (["--so", "9"], "não há experimento 9"),
     (["--so", "abc"], "não é uma lista de números"),
     (["--semente", "x"], "não é um número inteiro"),
+    (["--semente", "-1"], "fora do intervalo"),
+    (["--semente", str(2**32)], "fora do intervalo"),
     (["--nao-existe"], "argumentos desconhecidos"),
 ])
 def test_uso_errado_sai_com_2_e_explica(args, trecho):
@@ -104,6 +106,40 @@ def test_experimento_que_falha_vira_resumo_e_saida_1(capsys):
     saida = capsys.readouterr().out
     assert "Experimento 1/2 · ok" in saida and "falhou: 2. quebra" in saida
     assert "algo deu errado" in saida
+
+
+def test_autoverificacao_que_nao_confere_sai_com_1(capsys):
+    licao = common.Licao("99", "teste", [(1, "confere", False), (2, "não confere", False)])
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args([])
+
+    def bate(li):
+        assert li.verificar(True, "nada") is True
+
+    def nao_bate(li):
+        print("logits iguais?", "sim" if li.verificar(False, "logits") else "NÃO")
+
+    assert licao.rodar({1: bate, 2: nao_bate}) == 1
+    saida = capsys.readouterr().out
+    assert "logits iguais? NÃO" in saida
+    assert "falhou: 2. não confere" in saida and "não confere: logits" in saida
+    assert "1 de 2" in saida
+
+
+def test_pausa_com_stdin_fechado_nao_quebra():
+    """`--pausa` com a entrada fechada (`<&-`): segue sem pausar, sem traceback."""
+    r = subprocess.run(f"exec 0<&-; exec {sys.executable} lab/05_block.py --so 1,6 "
+                       "--pausa --sem-figuras", shell=True, cwd=RAIZ, capture_output=True,
+                       env={**os.environ, "NO_COLOR": "1", "HF_HUB_OFFLINE": "1"})
+    saida = r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 0, saida
+    assert "Traceback" not in saida and "lost sys.stdin" not in saida
+    assert "Experimento 6/6" in saida
+
+
+def test_figuras_vao_para_a_pasta_do_lab(tmp_path):
+    """O padrão de --figuras não depende de onde o aluno está no terminal."""
+    p = common.criar_parser("x", "x", [])
+    assert common.Path(p.parse_args([]).figuras) == RAIZ / "figuras"
 
 
 # ------------------------------------------------------------ GPT-2
