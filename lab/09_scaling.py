@@ -375,8 +375,10 @@ def exp_perda_ajustada(licao):
         desvio = max(desvio, abs(N / r.otimo(C)[0] - 1))
         dizer(f"  {cientifico(C, 0):>9} {grande(N):>9} {grande(D):>9} {num(D / N, 1):>6} "
               f"{num(r.perda(N, D), 3):>7}")
-    dizer(f"Busca numérica contra a fórmula fechada: diferença máxima de "
-          f"{cientifico(desvio, 1)} em N.")
+    # O ótimo de uma curva achatada só se acha até ~1e-7 (varia com o processador): limite.
+    licao.verificar(desvio < 1e-6, "busca numérica = fórmula fechada")
+    dizer("Busca numérica contra a fórmula fechada: diferença relativa em N "
+          f"{'< 1e-6' if desvio < 1e-6 else cientifico(desvio, 1)}.")
     dizer("Cerca de 20 tokens por parâmetro, caindo devagar com o orçamento\n"
           f"(D/N ~ C^{num(r.alfa / (r.alfa + r.beta) - r.beta / (r.alfa + r.beta), 3)}).\n")
     for nome, _, N, D in MODELOS[1:3]:
