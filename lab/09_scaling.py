@@ -12,6 +12,9 @@ import sys
 import common
 
 
+MAXIMO_TOKENS = 1e30   # acima disto as contas de custo estouram o float (e nada serve tanto)
+
+
 def _tokens(texto: str) -> float:
     """'1e13', '1,5e13' ou '15000000000000' -> float >= 0 (para --tokens-inferencia)."""
     import argparse
@@ -20,6 +23,9 @@ def _tokens(texto: str) -> float:
     if valor is None:
         raise argparse.ArgumentTypeError(
             f"'{texto}' não é um número de tokens >= 0; exemplo: --tokens-inferencia 1e13")
+    if valor > MAXIMO_TOKENS:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' é demais; use de 0 a 1e30 tokens (ex.: 1e13)")
     return valor
 
 
@@ -226,8 +232,9 @@ def exp_regua(licao):
                                                 linhas["Llama 3 8B"])
     dizer(f"\nChinchilla contra Gopher: {num(Ng / Nc, 1)}x menos parâmetros, "
           f"{num(Dc / Dg, 1)}x mais tokens.\nPela régua 6ND o Chinchilla custou "
-          f"{num(Cc / Cg, 2)}x o Gopher; o artigo do\nChinchilla diz que os dois gastaram o "
-          "mesmo (5,76e23 FLOPs, na conta dele):\n6ND é uma aproximação.")
+          f"{num(Cc / Cg, 2)}x o Gopher. Os artigos contam de\noutro jeito: 5,76e23 FLOPs "
+          "para o Gopher (Rae et al.) e 6,3e23 para o\nChinchilla (apêndice F de Hoffmann "
+          f"et al.), {num(6.3e23 / 5.76e23, 2)}x. 6ND é uma aproximação.")
     dizer(f"\nLlama 3 8B contra Chinchilla: treino {num(Cl / Cc, 2)}x mais caro; cada token "
           f"gerado\n{num(Nc / Nl, 2)}x mais barato ({cientifico(2 * Nl)} contra "
           f"{cientifico(2 * Nc)} FLOPs).\nTokens por parâmetro: {inteiro(round(Dl / Nl))}, "
@@ -260,7 +267,9 @@ REAJUSTE = Ajuste("reajuste de Besiroglu et al. 2024", 1.8172, 482.01, 2085.43, 
 # Hoffmann et al. (2022), equação 10: as constantes publicadas (não use; veja o exp. 4).
 EQ10 = Ajuste("eq. 10 do artigo do Chinchilla", 1.69, 406.4, 410.7, 0.34, 0.28)
 
-# Kaplan et al. (2020), tabela 6: N_opt = 1,3e9 x C^0,73 com C em PF-dias.
+# Kaplan et al. (2020), tabela 6: N_opt = 1,3e9 x C_min^0,73 com C_min em PF-dias. C_min é o
+# compute de um treino no lote crítico; um treino de verdade gasta C = 2 C_min (é assim que o
+# apêndice do Chinchilla lê Kaplan: 4,68B em 1e21 FLOPs).
 KAPLAN_NE, KAPLAN_EXPOENTE, PF_DIA = 1.3e9, 0.73, 1e15 * 86400
 
 # Chinchilla, tabela 3 (abordagem 1): parâmetros, FLOPs, tokens.
@@ -270,8 +279,8 @@ TABELA3 = [(400e6, 1.92e19, 8.0e9), (1e9, 1.21e20, 20.2e9), (10e9, 1.23e22, 205.
 
 
 def otimo_kaplan(C):
-    """N de Kaplan para o orçamento C; D = C / 6N, na mesma régua."""
-    N = KAPLAN_NE * (C / PF_DIA) ** KAPLAN_EXPOENTE
+    """N de Kaplan para o orçamento C (C_min = C/2); D = C / 6N, na mesma régua."""
+    N = KAPLAN_NE * (C / 2 / PF_DIA) ** KAPLAN_EXPOENTE
     return N, C / (6 * N)
 
 
@@ -300,7 +309,8 @@ def otimo_por_busca(C, ajuste=REAJUSTE):
 
 
 def exp_kaplan_chinchilla(licao):
-    dizer("Kaplan et al. 2020: N = 1,3e9 x (C em PF-dias)^0,73, com D = C/6N.\n"
+    dizer("Kaplan et al. 2020: N = 1,3e9 x (C_min em PF-dias)^0,73, com C_min = C/2\n"
+          "(o compute no lote crítico; um treino real gasta o dobro) e D = C/6N.\n"
           "Chinchilla: o ótimo da perda ajustada (reajuste de Besiroglu et al. 2024).\n")
     dizer(f"  {'C (FLOPs)':>9}   {'Kaplan: N':>9} {'D':>7} {'D/N':>6}   "
           f"{'Chinchilla: N':>13} {'D':>7} {'D/N':>5}")
@@ -549,10 +559,13 @@ def perguntar_demandas(alvo):
     """Modo de aula: pede volumes de inferência até Enter vazio (ou fim da entrada)."""
     dizer("\nModo interativo: digite um volume de inferência (ex.: 1e13 ou 2,5e12);"
           "\nEnter vazio encerra.")
+    if sys.stdin is None or sys.stdin.closed:
+        dizer("(sem entrada no terminal: nada a perguntar)")
+        return
     while True:
         try:
             texto = input("tokens de inferência> ").strip()
-        except EOFError:
+        except (EOFError, RuntimeError, OSError, ValueError):   # fim ou stdin fechado
             dizer()
             return
         if not texto:
@@ -561,49 +574,68 @@ def perguntar_demandas(alvo):
         if valor is None:
             dizer(f"Não entendi '{texto}': use um número >= 0, como 1e13 ou 2,5e12.")
             continue
+        if valor > MAXIMO_TOKENS:
+            dizer(f"'{texto}' é demais: use um número de 0 a 1e30.")
+            continue
         resumo_inferencia(alvo, valor)
 
 
 # ============================================================ experimento 6
+ESTOQUE = 300e12    # Villalobos et al. 2024: texto humano público, estimativa central
+R_ESTRELA = 15.0    # Muennighoff et al. 2023: R_D* ~ 15 repetições (16 épocas)
+
+
+def dados_efetivos(unicos, epocas, r_estrela=R_ESTRELA):
+    """Muennighoff et al. 2023: U tokens únicos vistos por E épocas valem
+    D' = U + U R* (1 - e^(-R/R*)) tokens novos, com R = E - 1 repetições."""
+    repeticoes = epocas - 1
+    return unicos + unicos * r_estrela * (1 - math.exp(-repeticoes / r_estrela))
+
+
+def cobertura_independente(p, k):
+    """Chance de ao menos uma de k amostras acertar, se cada uma acertasse com p, sozinha."""
+    return 1 - (1 - p) ** k
+
+
 def exp_dados_e_inferencia(licao):
-    estoque = 300e12                                # Villalobos et al. 2024, estimativa central
     _, _, N, D = MODELOS[-1]                        # Llama 3 8B na régua do experimento 2
-    dizer(common.quebrar(
-        "Dados são finitos. Villalobos et al. (2024, \"Will we run out of data?\") estimam o "
-        "estoque de texto humano público em cerca de 300 trilhões de tokens, com larga "
-        "incerteza, e projetam que os conjuntos de treino cheguem a esse tamanho entre 2026 "
-        "e 2032 (antes, se os modelos forem sobretreinados)."))
-    dizer(f"  Conta: os {grande(D)} tokens do Llama 3 8B são {pct(D / estoque)} desse "
+    dizer("Estoque de texto humano público: cerca de 300T tokens (Villalobos et al. 2024,\n"
+          "com larga incerteza).")
+    dizer(f"  Conta: os {grande(D)} tokens do Llama 3 8B são {pct(D / ESTOQUE)} desse "
           f"estoque; no mesmo\n  ritmo ({inteiro(round(D / N))} tokens por parâmetro), "
-          f"{grande(estoque)} tokens treinariam um modelo de só\n  "
-          f"{grande(estoque / (D / N))}. Sobretreinar gasta dados depressa.")
-    dizer(common.quebrar(
-        "Repetir ajuda pouco depois de algumas épocas. Muennighoff et al. (2023, \"Scaling "
-        "Data-Constrained Language Models\"): com até 4 épocas de dados repetidos a perda "
-        "quase não muda em relação a dados novos; com mais repetição, o valor de mais "
-        "compute cai até zero. Eles propõem uma lei de escala com dados efetivos."))
-    dizer()
-    dizer(common.quebrar(
-        "Compute na inferência é um segundo eixo. Brown et al. (2024, \"Large Language "
-        "Monkeys\"): a fração de problemas resolvidos por alguma de k amostras cresce de "
-        "forma regular com k por quatro ordens de grandeza; no SWE-bench Lite, 15,9 % com "
-        "uma amostra e 56 % com 250, quando um teste automático escolhe a certa. Sem esse "
-        "verificador, voto da maioria e modelos de recompensa estacionam depois de algumas "
-        "centenas de amostras."))
-    dizer(common.quebrar(
-        "Snell et al. (2024, \"Scaling LLM Test-Time Compute Optimally...\"): repartindo o "
-        "compute de inferência conforme a dificuldade, mais de 4x de eficiência sobre "
-        "melhor-de-N; com os FLOPs igualados, um modelo menor com mais compute na inferência "
-        "supera um 14x maior nos problemas em que o menor já acerta às vezes, não nos mais "
-        "difíceis."))
-    dizer()
-    dizer(common.quebrar(
-        "O que não dá para calcular aqui: o segundo eixo ainda não tem uma lei com "
-        "constantes aceitas, como as do Chinchilla (os ganhos dependem da tarefa, do "
-        "verificador e do método), por isso este experimento não desenha curva nenhuma. O "
-        "que a conta do experimento 5 diz: um modelo que pensa mil tokens por resposta "
-        "multiplica D_inferência, e isso empurra o ótimo para modelos menores e mais "
-        "treinados."))
+          f"{grande(ESTOQUE)} tokens treinariam um modelo de só\n  "
+          f"{grande(ESTOQUE / (D / N))}. Sobretreinar gasta dados depressa.\n")
+
+    dizer("Repetir dados vale menos que dados novos. Muennighoff et al. (2023): U tokens\n"
+          "únicos vistos por E épocas (R = E - 1 repetições) valem D' tokens novos,\n"
+          f"  D' = U + U R* (1 - e^(-R/R*)),  com R* = {num(R_ESTRELA, 0)} no ajuste do artigo.")
+    dizer(f"  {'épocas':>9} {'D efetivo':>10} {'valor por token treinado':>25}")
+    for epocas in (1, 2, 4, 8, 16, 32, 64):
+        efetivo = dados_efetivos(1.0, epocas)
+        dizer(f"  {epocas:>9} {num(efetivo, 2) + ' U':>10} {pct(efetivo / epocas, 0):>25}")
+    teto = 1 + R_ESTRELA                            # o limite de D'/U com infinitas épocas
+    dizer(f"  {'infinitas':>9} {num(teto, 2) + ' U':>10} {'0 %':>25}")
+
+    def tera(x):
+        return f"{inteiro(round(x / 1e12))}T"
+
+    quatro = dados_efetivos(ESTOQUE, 4)
+    dizer(f"Os {tera(ESTOQUE)} do estoque, 4 épocas: {tera(4 * ESTOQUE)} tokens treinados "
+          f"valem {tera(quatro)} novos\n({pct(quatro / (4 * ESTOQUE), 0)}); nenhum número de "
+          f"épocas passa de {num(teto, 0)} x {tera(ESTOQUE)} = {tera(teto * ESTOQUE)}.\n")
+
+    p, k, medido = 0.159, 250, 0.56                 # Brown et al. 2024, SWE-bench Lite
+    dizer("Compute na inferência: amostrar k respostas e verificar. Brown et al. (2024),\n"
+          f"SWE-bench Lite: {pct(p)} com uma amostra, {pct(medido, 0)} com {k}, quando testes "
+          "automáticos\napontam a certa. Se as amostras fossem independentes:")
+    dizer(f"  {'k':>5} {'1 - (1 - p)^k':>14}")
+    for kk in (1, 10, 100, k):
+        dizer(f"  {kk:>5} {pct(cobertura_independente(p, kk)):>14}")
+    dizer(f"Medido com {k}: {pct(medido, 0)}, longe dos "
+          f"{pct(cobertura_independente(p, k), 0)}. As tentativas não são independentes:\n"
+          "os problemas difíceis continuam difíceis na amostra 250. E cada amostra custa\n"
+          "mais 2N FLOPs por token gerado: é D_inferência crescendo, o que o experimento 5\n"
+          "precifica. (Snell et al. 2024 e o resto da história estão na apostila.)")
 
 
 EXPERIMENTOS = {1: exp_flops, 2: exp_regua, 3: exp_kaplan_chinchilla,

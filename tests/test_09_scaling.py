@@ -8,12 +8,13 @@ o reajuste) e buscas em grade feitas aqui com numpy, sem o código da lição.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 import common
-from conftest import rodar_script
+from conftest import RAIZ, rodar_script
 
 licao = common.importar_licao("09_scaling")
 
@@ -149,9 +150,11 @@ def test_reajuste_e_eq10_contra_facts():
 
 
 def test_kaplan_contra_a_tabela_6_e_a_tabela_3():
-    N, D = licao.otimo_kaplan(8.64e19)                        # 1 PF-dia
+    N, D = licao.otimo_kaplan(2 * 8.64e19)                    # C_min = 1 PF-dia
     assert N == pytest.approx(1.3e9)
-    assert 6 * N * D == pytest.approx(8.64e19)
+    assert 6 * N * D == pytest.approx(2 * 8.64e19)
+    # FACTS.md: o apêndice do Chinchilla lê Kaplan como 4,68B em 1e21 FLOPs (C = 2 C_min)
+    assert licao.otimo_kaplan(1e21)[0] == pytest.approx(4.68e9, rel=2e-3)
     n1, _ = licao.otimo_kaplan(1e22)
     n2, _ = licao.otimo_kaplan(1e23)
     assert n2 / n1 == pytest.approx(10 ** 0.73)
@@ -249,7 +252,8 @@ def test_script_inteiro(execucao_completa):
     assert max(len(x) for x in linhas if not x.startswith("Figura salva:")) <= 80
     # números que a apostila cita, conferidos contra FACTS.md na saída do script
     for trecho in ("124.439.808", "3,15e23", "5,04e23", "5,88e23", "7,20e23", "1.875",
-                   "94x", "33,9B", "23,3B", "13,5B", "8,75B", "6,77B", "92,6 tokens"):
+                   "94x", "33,9B", "23,3B", "13,5B", "8,75B", "6,77B", "92,6 tokens",
+                   "5,76e23 FLOPs para o Gopher (Rae et al.) e 6,3e23 para o", "4,68B"):
         assert trecho in r.saida, trecho
 
 
@@ -284,11 +288,11 @@ def test_tipo_da_opcao():
         licao._tokens("muitos")
 
 
-@pytest.mark.parametrize("valor", ["abc", "-1", "inf"])
+@pytest.mark.parametrize("valor", ["abc", "-1", "inf", "1e300", "2e30"])
 def test_tokens_inferencia_invalido(valor):
     r = rodar_script("09_scaling.py", f"--tokens-inferencia={valor}")
     assert r.returncode == 2
-    assert "não é um número de tokens" in r.erros
+    assert ("não é um número de tokens" in r.erros) != ("é demais" in r.erros)
     assert "Traceback" not in r.saida + r.erros
     assert "carregando o PyTorch" not in r.saida               # falhou antes do torch
 
@@ -302,6 +306,44 @@ def test_interativo_aguenta_entrada_ruim_e_fim_de_arquivo():
     assert "Não entendi 'abc'" in r.saida and "Não entendi '-3'" in r.saida
     assert "Com 1,00e15 tokens de inferência: N ótimo 6,77B" in r.saida
     assert "Com 1,00e30 tokens de inferência" in r.saida
+
+
+def test_interativo_recusa_volume_que_estoura_as_contas():
+    r = rodar_script("09_scaling.py", "--so", "5", "--sem-figuras", "--interativo",
+                     entrada="1e300\n1e30\n\n")
+    assert r.returncode == 0, r.saida + r.erros
+    assert "'1e300' é demais" in r.saida and "FALHOU" not in r.saida
+    assert "Com 1,00e30 tokens de inferência" in r.saida
+
+
+@pytest.mark.skipif(__import__("sys").platform == "win32", reason="<&- é coisa de shell POSIX")
+def test_interativo_com_stdin_fechado_nao_falha():
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, str(RAIZ / "lab" / "09_scaling.py"), "--so", "5",
+                        "--sem-figuras", "--interativo"], cwd=RAIZ, capture_output=True,
+                       preexec_fn=lambda: os.close(0), timeout=240,
+                       env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    saida = r.stdout.decode("utf-8") + r.stderr.decode("utf-8")
+    assert r.returncode == 0, saida
+    assert "FALHOU" not in saida and "Traceback" not in saida
+
+
+def test_dados_efetivos_de_muennighoff():
+    """D' = U + U R* (1 - e^(-R/R*)), R = épocas - 1 (Muennighoff et al. 2023, R* ~ 15)."""
+    assert licao.R_ESTRELA == 15
+    assert licao.dados_efetivos(1.0, 1) == 1.0                  # uma época: só dados novos
+    for epocas in (2, 4, 16, 64):
+        R = epocas - 1
+        assert licao.dados_efetivos(7.0, epocas) == pytest.approx(
+            7.0 * (1 + 15 * (1 - math.exp(-R / 15))))
+    assert licao.dados_efetivos(1.0, 4) / 4 > 0.9              # "até 4 épocas, quase igual"
+    assert licao.dados_efetivos(1.0, 10_000) == pytest.approx(16.0)   # o teto 1 + R*
+    # amostras independentes: 1 - (1 - p)^k
+    assert licao.cobertura_independente(0.159, 1) == pytest.approx(0.159)
+    assert licao.cobertura_independente(0.159, 250) > 0.999
 
 
 def test_interativo_enter_vazio_encerra(monkeypatch, capsys):
@@ -319,3 +361,35 @@ def test_ajuda_em_portugues():
     assert r.returncode == 0
     assert "--tokens-inferencia" in r.saida and "--interativo" in r.saida
     assert "tokens que o modelo vai servir" in r.saida
+
+
+# ------------------------------------------------------------ a mesma saída em toda CPU
+VARIANTE = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1",
+            "PYTHONIOENCODING": "utf-8"}
+
+
+def test_linhas_citadas_pela_apostila_iguais_com_outros_kernels():
+    """Outro processador arredonda diferente. Com os kernels genéricos do PyTorch, o MKL em
+    modo compatível e uma thread, toda linha que a apostila cita tem de sair igual (o
+    test_apostilas confere a mesma coisa com os kernels desta máquina)."""
+    import shlex
+
+    texto = (RAIZ / "apostilas" / ("09_scaling.py".replace(".py", ".md"))).read_text(encoding="utf-8")
+    blocos = re.findall(r"<!--\s*saida:(.*?)-->\s*\n```text\n(.*?)\n```", texto, re.S)
+    assert blocos
+    saidas = {}
+    for args, bloco in blocos:
+        args = args.strip()
+        # os blocos de um experimento só saem, na mesma ordem, da execução inteira
+        chave = "" if re.fullmatch(r"--so \d+(?: --rapido)?", args) else args
+        if chave not in saidas:
+            r = rodar_script("09_scaling.py", *shlex.split(chave), "--sem-figuras", env=VARIANTE)
+            assert r.returncode == 0, r.erros
+            saidas[chave] = [x.rstrip() for x in r.stdout.decode("utf-8").splitlines()]
+        saida, posicao = saidas[chave], 0
+        for linha in bloco.splitlines():
+            linha = linha.rstrip()
+            if linha.strip() in ("", "...", "…"):
+                continue
+            assert linha in saida[posicao:], f"muda com outros kernels ({args}): {linha!r}"
+            posicao = saida.index(linha, posicao) + 1
