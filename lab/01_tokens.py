@@ -321,9 +321,11 @@ def exp_espaco(licao):
     dizer(f"\nO prompt com espaço no fim termina no token {com_espaco[-1]}, o espaço sozinho.")
     dizer(f"Prompt + \"Paris\" dá os mesmos ids que o texto inteiro? "
           f"{'sim' if emendado == junto else 'não'}.")
-    dizer("Na tokenização de um texto, a regex sempre gruda o espaço na palavra seguinte:")
-    dizer("o espaço sozinho seguido de \"Paris\" sem espaço nunca aparece. O modelo, que")
-    dizer("só viu texto tokenizado, não treinou essa emenda.")
+    soltos = sum(tok.encode(t).count(com_espaco[-1]) for t in PORTUGUES + INGLES)
+    dizer(f"No texto, \"é Paris\" vira ·é | ·Paris: o espaço vai grudado na palavra\n"
+          f"(nos {len(PORTUGUES + INGLES)} parágrafos da lição, o espaço sozinho aparece "
+          f"{soltos} vez(es)). Depois de um\nespaço solto, o modelo teria de continuar com "
+          "\"Paris\" sem espaço: uma sequência\nque o tokenizador não produz para esse texto.")
 
 
 # ============================================================ experimento 5
