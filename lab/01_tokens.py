@@ -185,7 +185,8 @@ def exp_ida_e_volta(licao):
         ids = tok.encode(palavra)
         partes = " | ".join(ver(para_bytes(tok.convert_ids_to_tokens(t))) for t in ids)
         meios = sum("\ufffd" in tok.decode([t]) for t in ids)
-        dizer(f'  "{palavra.strip()}" -> {partes:<32} {meios} meio(s) caractere(s)')
+        rotulo = f'"{palavra.strip()}"'
+        dizer(f"  {rotulo:<10} -> {partes:<30} {meios} meio(s) caractere(s)")
 
 
 # ============================================================ experimento 2
@@ -257,7 +258,8 @@ def exp_aprender_fusoes(licao):
     dizer(f"Corpo de treino: os {len(PORTUGUES)} parágrafos em português da lição "
           f"({len(corpo)} caracteres,\n{len(corpo.encode('utf-8'))} bytes). "
           f"Aprendendo {len(fusoes)} fusões do zero.\n")
-    dizer("As 12 primeiras fusões (par mais frequente em cada passo):")
+    dizer("As 12 primeiras fusões (o par vizinho mais frequente em cada passo; num\n"
+          "empate, o que aparece primeiro no texto):")
     for i, ((a, b), n) in enumerate(fusoes[:12]):
         dizer(f"  {i + 1:>3}. {ver(para_bytes(a)):>6} + {ver(para_bytes(b)):<6} "
               f"-> {ver(para_bytes(a + b)):<9} ({n} vezes)")
@@ -271,10 +273,10 @@ def exp_aprender_fusoes(licao):
     for i, k in enumerate(xs):
         dizer(f"  {k:>7} {contagens[conhecida][i]:>10} {contagens[nova][i]:>6}")
     ranks = {par: posto for posto, (par, _n) in enumerate(fusoes)}
-    for frase in (conhecida, nova):
+    for frase, nome in ((conhecida, "Frase conhecida"), (nova, "Frase nova")):
         pedacos = [ver(para_bytes(s)) for p in PADRAO.findall(frase)
                    for s in fundir([BYTE_PARA_CHAR[b] for b in p.encode("utf-8")], ranks)]
-        dizer(f"\nCom {len(fusoes)} fusões:")
+        dizer(f"\n{nome}, com {len(fusoes)} fusões:")
         dizer(em_linhas(pedacos_com_barras(pedacos)))
     queda = licao.verificar(all(a >= b for c in contagens.values() for a, b in zip(c, c[1:])),
                             "a contagem de tokens não sobe com mais fusões")
