@@ -253,12 +253,13 @@ def exp_entrada_e_saida(licao):
     with torch.no_grad():
         final = saida.hidden_states[-1][0, -1]                  # (d,), já depois do ln_f
         produtos = t.wte.weight @ final                         # (V,)
-    diferenca = float((produtos - saida.logits[0, -1]).abs().max())
-    escala = float(saida.logits[0, -1].abs().max())
-    ok = licao.verificar(diferenca <= 1e-5 * max(1.0, escala), "logits = produtos com o wte")
-    dizer(f"Logits da última posição = wte @ (saída do ln_f)? "
-          f"{'sim' if ok else 'NÃO'} (diferença máxima "
-          f"{'< 1e-5' if diferenca < 1e-5 else common.cientifico(diferenca)}).")
+    # Kernels diferentes arredondam diferente: a diferença é medida relativa ao maior
+    # logit e impressa como limite (o valor exato muda de processador para processador).
+    relativa = float((produtos - saida.logits[0, -1]).abs().max()
+                     / saida.logits[0, -1].abs().max().clamp_min(1e-12))
+    ok = licao.verificar(relativa < 1e-5, "logits = produtos com o wte")
+    dizer(f"Logits da última posição = wte @ (saída do ln_f)? {'sim' if ok else 'NÃO'} "
+          f"(diferença relativa\n{'< 1e-5' if ok else common.cientifico(relativa)}).")
     melhor = int(produtos.argmax())
     dizer(f"O token de maior produto escalar com a saída: {token(tok, melhor, 20)} "
           f"(id {melhor}).")
