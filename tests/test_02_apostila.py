@@ -1,0 +1,78 @@
+"""Apostila 02: os números do texto corrido que os blocos <!-- saida --> não cobrem,
+recalculados por caminhos independentes (tokenizador real, forma fechada, transformers)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import common
+from conftest import RAIZ, rodar_script
+from gpt2_real import construir_gpt2_real, tokenizador_real
+
+L02 = common.importar_licao("02_embeddings")
+BRUTO = (RAIZ / "apostilas" / "02_embeddings.md").read_text(encoding="utf-8")
+TEXTO = " ".join(BRUTO.split())
+
+
+def diz(trecho: str):
+    trecho = " ".join(trecho.split())
+    assert trecho in TEXTO, f"a apostila deveria dizer: {trecho!r}"
+
+
+def test_ids_do_diagrama_e_pedacos():
+    tok = tokenizador_real()
+    diz(f"ids {tok.encode(L02.FRASE)}".replace("ids [", "ids        ["))
+    assert len(tok.encode(" informação")) == 4
+    diz("` informação` são 4 tokens no GPT-2")
+    assert tok.encode(" Paris") == [6342]
+    diz("o id 6342 (`·Paris`)")
+
+
+def test_contas_do_one_hot():
+    n, V, d = 8, 50257, 768
+    diz(f"402.056 números, 402.048 deles zeros")
+    assert n * V == 402_056 and n * V - n == 402_048
+    diz(f"2·*n*·*V*·*d* ≈ {round(2 * n * V * d / 1e6)} milhões")
+    diz(f"para copiar {common.inteiro(n * d)} números")
+    diz(f"1,6 MB")
+    assert round(4 * n * V / 1e6, 1) == 1.6
+
+
+def test_formula_fechada_da_senoidal():
+    d = 768
+    w = 10_000.0 ** (-np.arange(0, d, 2) / d)
+    diz(f"$\\frac{{2}}{{d}}\\sum_i \\cos(\\omega_i)$ = {common.num(2 / d * np.cos(w).sum(), 3)}")
+    diz(f"até {common.num(2 / d * np.cos(1023 * w).sum(), 3)} entre a primeira e a última")
+
+
+def test_parametros_no_texto():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    import torch
+
+    with torch.device("meta"):
+        m = GPT2LMHeadModel(GPT2Config())
+    wte = m.transformer.wte.weight.numel()
+    total = common.contar_parametros(m)
+    diz(f"economiza {common.inteiro(wte)} parâmetros")
+    diz(f"o `wte` sozinho é **{common.pct(wte / total)}** do modelo")
+    diz(f"são {common.tamanho(4 * wte)}")
+
+
+@pytest.fixture(scope="module")
+def pasta(tmp_path_factory):
+    return construir_gpt2_real(tmp_path_factory.mktemp("gpt2_real_apostila02"))
+
+
+def test_bloco_do_experimento_5(pasta):
+    """O bloco sem marca do experimento 5: as linhas que não dependem dos pesos saem
+    iguais num GPT-2 pequeno com o tokenizador real (só a largura d muda: 32 aqui)."""
+    bloco = re.search(r"saem assim:\n\n```text\n(.*?)\n```", BRUTO, re.S).group(1)
+    r = rodar_script("02_embeddings.py", "--so", "5", "--modelo", str(pasta),
+                     env={"PYTHONIOENCODING": "utf-8"})
+    assert r.returncode == 0, r.erros
+    saida = r.stdout.decode("utf-8").replace("(1, 5, 32)", "(1, 5, 768)").splitlines()
+    for linha in bloco.splitlines():
+        if linha.strip():
+            assert linha in saida, linha
