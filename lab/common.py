@@ -286,6 +286,7 @@ class Licao:
         if self.args.sem_figuras:
             return None
         pasta = Path(self.args.figuras)
+        virgula_nos_eixos(fig)
         try:
             pasta.mkdir(parents=True, exist_ok=True)
             caminho = pasta / nome
@@ -524,6 +525,44 @@ def escala_log(*eixos, eixo: str = "y"):
         alvo = ax.yaxis if eixo == "y" else ax.xaxis
         alvo.set_major_formatter(Potencia())
         alvo.set_minor_formatter(Potencia(labelOnlyBase=False))
+
+
+def virgula_nos_eixos(fig) -> None:
+    """Vírgula decimal em todo eixo linear da figura (barras de cor incluídas).
+
+    Troca cada ScalarFormatter (o padrão do matplotlib, que escreve 0.5) por um que
+    escreve 0,5, em texto simples (sem mathtext); outros formatadores, como os de
+    `escala_log`, ficam como estão. `Licao.salvar_figura` chama isto sozinha."""
+    from matplotlib.ticker import ScalarFormatter
+
+    class Virgula(ScalarFormatter):
+        def __call__(self, x, pos=None):
+            return super().__call__(x, pos).replace(".", ",")
+
+        def get_offset(self):
+            return super().get_offset().replace(".", ",")
+
+        def format_data_short(self, value):
+            return super().format_data_short(value).replace(".", ",")
+
+    def trocar(antigo):
+        novo = Virgula(useOffset=antigo.get_useOffset(), useMathText=False)
+        novo.set_scientific(antigo._scientific)
+        novo.set_powerlimits(antigo._powerlimits)
+        return novo
+
+    for ax in fig.axes:
+        barra = getattr(ax, "_colorbar", None)
+        for eixo in (ax.xaxis, ax.yaxis):
+            for pegar, por in ((eixo.get_major_formatter, eixo.set_major_formatter),
+                               (eixo.get_minor_formatter, eixo.set_minor_formatter)):
+                antigo = pegar()
+                if type(antigo) is ScalarFormatter:
+                    novo = trocar(antigo)
+                    if barra is not None and antigo is barra.formatter:
+                        barra.formatter = novo  # a barra de cor guarda o seu e o reaplica
+                    else:
+                        por(novo)
 
 
 # ---------------------------------------------------------------- GPT-2

@@ -293,3 +293,28 @@ def test_sem_figuras_nem_importa_o_matplotlib(script, args, tmp_path):
                                 "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
         assert f"MATPLOTLIB={esperado}" in r.stderr.decode("utf-8", "replace"), (
             script, extra, r.stderr.decode("utf-8", "replace")[-500:])
+
+
+def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
+    """salvar_figura escreve 0,5 (não 0.5) em eixos lineares e barras de cor; o log fica."""
+    import numpy as np
+
+    licao = common.Licao("99", "teste", [])
+    licao.args = common.criar_parser("x", "x", []).parse_args(["--figuras", str(tmp_path)])
+    fig, (ax1, ax2, ax3) = common.figura(12, 4, ncols=3)
+    ax1.plot([0, 2.5, 5], [0.0, 0.5, 1.0])
+    imagem = ax2.imshow(np.linspace(0, 1, 16).reshape(4, 4))
+    barra = fig.colorbar(imagem, ax=ax2)
+    ax3.plot([1, 2, 3], [1e-3, 1e-2, 1e-1])
+    common.escala_log(ax3)
+    ax3.plot([1.0001, 1.0002], [1e-3, 1e-2])  # eixo x com deslocamento ("+1")
+    assert licao.salvar_figura(fig, "virgula.png").exists()
+    rotulos = []
+    for ax in (ax1, ax2, barra.ax, ax3):
+        for eixo in (ax.xaxis, ax.yaxis):
+            rotulos += [t.get_text() for t in eixo.get_ticklabels(which="both")]
+            rotulos.append(eixo.get_offset_text().get_text())
+    rotulos = [r for r in rotulos if r]
+    assert "0,5" in rotulos and "2,5" in rotulos      # eixo linear e barra de cor
+    assert "10\u207b\u00b2" in rotulos                # a escala log continua a sua
+    assert not [r for r in rotulos if "." in r or "$" in r], rotulos
