@@ -647,12 +647,98 @@ def _eh_hub(nome: str) -> bool:
     return not Path(nome).exists() and (nome in TAMANHOS_GPT2 or nome.startswith(PREFIXO_HUB))
 
 
+def _comando_00(nome: str) -> str:
+    """O comando que baixa ESTE modelo (o 00_check baixa o de --modelo, padrão gpt2)."""
+    return "lab/00_check.py" if nome == "gpt2" else f"lab/00_check.py --modelo {nome}"
+
+
+def _sugestao_menor(estimativa: int, margem: float, livre: int) -> str | None:
+    """O maior GPT-2 do hub, menor que o pedido, que caberia na memória livre."""
+    cabem = [n for n in TAMANHOS_GPT2
+             if estimar_memoria(n) < estimativa and estimar_memoria(n) * margem <= livre]
+    return cabem[-1] if cabem else None
+
+
+ARQUIVOS_TOKENIZADOR = ("tokenizer.json", ("vocab.json", "merges.txt"))
+
+
+def _conferir_pasta(nome: str, pasta: Path) -> None:
+    """Antes de carregar: a pasta tem um GPT-2 (config, pesos e tokenizador)?"""
+    import json
+
+    como_salvar = ("Salve o GPT-2 nessa pasta com modelo.save_pretrained(pasta) e "
+                   "tokenizador.save_pretrained(pasta), ou aponte --modelo para outra.")
+    if not any(pasta.glob("*.safetensors")):
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' não tem pesos .safetensors.\n"
+            "O lab só carrega safetensors: salve o modelo com save_pretrained() "
+            "ou aponte --modelo para outra pasta.")
+    config = pasta / "config.json"
+    if not config.is_file():
+        raise ModeloIndisponivel(f"a pasta '{nome}' não tem config.json.\n" + como_salvar)
+    try:
+        dados = json.loads(config.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, OSError) as erro:
+        raise ModeloIndisponivel(
+            f"não consegui ler '{config}' ({type(erro).__name__}).\n" + como_salvar) from None
+    except json.JSONDecodeError as erro:
+        raise ModeloIndisponivel(
+            f"'{config}' não é um JSON válido (erro na linha {erro.lineno}, coluna "
+            f"{erro.colno}).\nConserte o arquivo ou salve o modelo de novo com "
+            "save_pretrained().") from None
+    tipo = dados.get("model_type") if isinstance(dados, dict) else None
+    if tipo != "gpt2":
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' guarda um modelo do tipo '{tipo or 'desconhecido'}' "
+            "(model_type no config.json), não um GPT-2; o lab só carrega GPT-2.\n"
+            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou uma pasta "
+            "com um GPT-2 salvo com save_pretrained().")
+    if not any((pasta / a).is_file() if isinstance(a, str)
+               else all((pasta / b).is_file() for b in a) for a in ARQUIVOS_TOKENIZADOR):
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' tem os pesos, mas não o tokenizador (tokenizer.json, ou "
+            "vocab.json e merges.txt): sem ele, o texto não vira tokens.\n"
+            "Salve também o tokenizador nessa pasta: tokenizador.save_pretrained(pasta).")
+
+
+def _conferir_pesos(nome: str, info: dict) -> None:
+    """Todo peso do GPT-2 veio do arquivo? (o transformers inicia ao acaso o que falta)"""
+    faltam = sorted(info.get("missing_keys") or ())
+    sobram = sorted(k for k in (info.get("unexpected_keys") or ())
+                    if not k.endswith(("attn.bias", "attn.masked_bias")))  # máscaras antigas
+    if not faltam and not sobram:
+        return
+    partes = []
+    if faltam:
+        partes.append(f"faltam {len(faltam)} pesos do GPT-2 (ex.: {faltam[0]})")
+    if sobram:
+        partes.append(f"há {len(sobram)} pesos que o GPT-2 não tem (ex.: {sobram[0]})")
+    raise ModeloIndisponivel(
+        f"os pesos de '{nome}' não são os de um GPT-2: {' e '.join(partes)}.\n"
+        "Carregá-los daria um GPT-2 com pesos ao acaso, e os números não significariam "
+        "nada. Use --modelo gpt2 ou uma pasta salva de um GPT2LMHeadModel.")
+
+
+def _conferir_tokenizador(nome: str, tokenizador) -> None:
+    try:
+        ids = tokenizador("O gato")["input_ids"]
+    except Exception:  # noqa: BLE001 - tokenizador quebrado de qualquer jeito
+        ids = []
+    if len(tokenizador) == 0 or not ids:
+        raise ModeloIndisponivel(
+            f"o tokenizador de '{nome}' está vazio: o texto não vira nenhum token.\n"
+            "Salve de novo o tokenizador do GPT-2 junto dos pesos "
+            "(tokenizador.save_pretrained(pasta)).")
+
+
 def carregar_gpt2(nome: str, margem: float = 1.3):
     """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
 
-    Só safetensors, nunca código remoto. Primeiro tenta o cache (sem rede);
-    só baixa se faltar e houver rede. Sem rede e sem cache, com download
-    corrompido ou nome desconhecido: ModeloIndisponivel com o que fazer.
+    Só safetensors, nunca código remoto, só GPT-2 (confere o tipo no config.json e
+    que todo peso veio do arquivo). Primeiro tenta o cache (sem rede); só baixa se
+    faltar e houver rede. Sem rede e sem cache, com download corrompido, pasta que
+    não é de um GPT-2 ou nome desconhecido: ModeloIndisponivel com o que fazer.
+    margem: a memória que a lição precisa, em múltiplos do tamanho dos pesos.
     """
     hub = _eh_hub(nome)
     pasta = Path(nome)
@@ -661,20 +747,21 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
             f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
             "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
             "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
-    if not hub and not any(pasta.glob("*.safetensors")):
-        raise ModeloIndisponivel(
-            f"a pasta '{nome}' não tem pesos .safetensors.\n"
-            "O lab só carrega safetensors: salve o modelo com save_pretrained() "
-            "ou aponte --modelo para outra pasta.")
+    if not hub:
+        _conferir_pasta(nome, pasta)
     estimativa = estimar_memoria(nome)
     livre = memoria_disponivel()
     if estimativa:
-        dizer(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32.")
+        dizer(quebrar(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32."))
         if livre is not None and estimativa * margem > livre:
+            menor = _sugestao_menor(estimativa, margem, livre)
             raise ModeloIndisponivel(
                 f"'{nome}' precisa de cerca de {num(estimativa * margem / 2**30, 1)} GiB "
-                f"de memória e há {num(livre / 2**30, 1)} GiB livres.\n"
-                "Feche outros programas ou use um modelo menor (--modelo gpt2).")
+                f"de memória (os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a "
+                f"margem desta lição) e há {num(livre / 2**30, 1)} GiB livres.\n"
+                "Feche outros programas"
+                + (f" ou use um modelo menor, que caberia: --modelo {menor}." if menor
+                   else "."))
     dizer("(carregando o transformers...)")
     try:
         from transformers import AutoTokenizer, GPT2LMHeadModel
@@ -688,9 +775,10 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
     origem = _id_no_hub(nome) if hub else str(pasta)
 
     def carregar(so_local: bool):
-        modelo = GPT2LMHeadModel.from_pretrained(
+        modelo, info = GPT2LMHeadModel.from_pretrained(
             origem, use_safetensors=True, trust_remote_code=False,
-            local_files_only=so_local)
+            local_files_only=so_local, output_loading_info=True)
+        _conferir_pesos(nome, info)
         tokenizador = AutoTokenizer.from_pretrained(
             origem, local_files_only=so_local, trust_remote_code=False)
         return modelo, tokenizador
@@ -705,21 +793,38 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
             dizer(f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
             hf_logging.enable_progress_bar()  # o download, sim, mostra o progresso
             modelo, tokenizador = carregar(so_local=False)
+    except ModeloIndisponivel:
+        raise
     except (OSError, ValueError) as erro:
         raise ModeloIndisponivel(_explicar_falha(nome, hub, erro)) from None
     except Exception as erro:  # safetensors corrompido levanta tipos variados
+        if "mismatched_sizes" in str(erro) or "size mismatch" in str(erro):
+            raise ModeloIndisponivel(
+                f"os pesos de '{nome}' não têm as formas que o config.json pede (arquivos "
+                "de modelos diferentes na mesma pasta?).\n" + _como_refazer(nome, hub)
+            ) from None
         raise ModeloIndisponivel(
             f"os arquivos de '{nome}' parecem corrompidos ou incompletos "
-            f"({type(erro).__name__}).\n" + _COMO_REBAIXAR) from None
+            f"({type(erro).__name__}).\n" + _como_refazer(nome, hub)) from None
+    if getattr(modelo.config, "model_type", None) != "gpt2":
+        raise ModeloIndisponivel(
+            f"'{nome}' não é um GPT-2 (model_type '{modelo.config.model_type}').")
+    _conferir_tokenizador(nome, tokenizador)
     modelo.eval()
-    dizer(f"GPT-2 carregado de {origem} em {num(time.perf_counter() - inicio, 1)} s.")
+    dizer(quebrar(f"GPT-2 carregado de {origem} em "
+                  f"{num(time.perf_counter() - inicio, 1)} s."))
     return modelo, tokenizador
 
 
-_COMO_REBAIXAR = (
-    "Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
-    "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode lab/00_check.py "
-    "com internet para baixar de novo.")
+def _como_refazer(nome: str, hub: bool) -> str:
+    """O que fazer com arquivos estragados: no cache do HF, baixar de novo; numa pasta
+    do aluno, salvar de novo nela (o cache do HF não tem nada com isso)."""
+    if not hub:
+        return (f"Salve o modelo de novo na pasta '{nome}' (modelo.save_pretrained(pasta) e "
+                "tokenizador.save_pretrained(pasta)) ou copie-a outra vez de onde veio.")
+    return ("Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
+            "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode "
+            f"{_comando_00(nome)} com internet para baixar de novo.")
 
 
 def _rede_disponivel() -> bool:
@@ -740,19 +845,20 @@ def _explicar_falha(nome: str, hub: bool, erro: Exception) -> str:
     texto = str(erro)
     if "safetensors" in texto.lower() and ("incomplete" in texto.lower()
                                             or "header" in texto.lower()):
-        return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n" + _COMO_REBAIXAR)
+        return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n"
+                + _como_refazer(nome, hub))
     if not hub:
-        return (f"não consegui carregar o GPT-2 da pasta '{nome}': "
-                f"{texto.splitlines()[0] if texto else type(erro).__name__}.\n"
+        return (f"não consegui carregar o GPT-2 da pasta '{nome}' ({type(erro).__name__}).\n"
                 "A pasta precisa de config.json, model.safetensors e os arquivos do "
-                "tokenizador (como os que save_pretrained() grava).")
+                "tokenizador (como os que save_pretrained() grava). "
+                + _como_refazer(nome, hub))
     if "safetensors" in texto.lower() and "not" in texto.lower():
         return (f"'{nome}' não tem pesos em safetensors no hub; o lab só carrega "
                 "safetensors.")
     return (f"o GPT-2 '{nome}' não está no cache deste computador e não há acesso "
             "ao Hugging Face agora.\n"
-            "Conecte-se à internet e rode lab/00_check.py uma vez (ele baixa o modelo), "
-            "ou aponte --modelo para uma pasta com o modelo salvo.")
+            f"Conecte-se à internet e rode {_comando_00(nome)} uma vez (ele baixa o "
+            "modelo), ou aponte --modelo para uma pasta com o modelo salvo.")
 
 
 # ---------------------------------------------------------------- utilidades

@@ -190,6 +190,117 @@ def test_recusa_modelo_que_nao_cabe(monkeypatch):
         common.carregar_gpt2("gpt2-xl")  # 6,2 GB em fp32: recusa antes de tentar
 
 
+def test_memoria_sugere_um_menor_que_caberia_e_diz_a_margem(monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 3 * 2**30)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2-xl", margem=1.3)
+    texto = str(erro.value)
+    # gpt2-large (3,1 GB x 1,3) não cabe em 3 GiB; gpt2-medium (1,4 GB x 1,3) cabe
+    assert "--modelo gpt2-medium" in texto and "gpt2-large" not in texto
+    assert "vezes 1,3" in texto and "7,5 GiB" in texto and "3,0 GiB livres" in texto
+    # já é o menor: não sugere "--modelo gpt2" de novo
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 2**28)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2", margem=2.5)
+    assert "--modelo" not in str(erro.value) and "vezes 2,5" in str(erro.value)
+
+
+def _llama_minusculo(pasta):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(
+        vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=2,
+        tie_word_embeddings=True)).save_pretrained(pasta)
+    return pasta
+
+
+def test_pasta_de_outro_modelo_nao_vira_gpt2_aleatorio(gpt2_pequeno, tmp_path):
+    """Um Llama salvo com save_pretrained carregava como GPT-2 ao acaso, sem aviso."""
+    llama = _llama_minusculo(tmp_path / "llama")
+    for arquivo in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(gpt2_pequeno / arquivo, llama)
+    with pytest.raises(common.ModeloIndisponivel, match="tipo 'llama'.*não um GPT-2"):
+        common.carregar_gpt2(str(llama))
+    # o config diz gpt2, mas os pesos são de outro modelo: faltam e sobram pesos
+    shutil.copy(gpt2_pequeno / "config.json", llama)
+    with pytest.raises(common.ModeloIndisponivel,
+                       match=r"não são os de um GPT-2: faltam \d+ pesos.*há \d+ pesos"):
+        common.carregar_gpt2(str(llama))
+
+
+def test_pesos_de_forma_errada_explicam(gpt2_pequeno, tmp_path):
+    import json
+
+    pasta = tmp_path / "formas"
+    shutil.copytree(gpt2_pequeno, pasta)
+    config = json.loads((pasta / "config.json").read_text())
+    config["n_embd"] = 32
+    (pasta / "config.json").write_text(json.dumps(config))
+    with pytest.raises(common.ModeloIndisponivel, match="não têm as formas que o config"):
+        common.carregar_gpt2(str(pasta))
+
+
+def test_pasta_sem_tokenizador_explica(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "sem_tok"
+    shutil.copytree(gpt2_pequeno, pasta)
+    for arquivo in ("tokenizer.json", "tokenizer_config.json"):
+        (pasta / arquivo).unlink()
+    with pytest.raises(common.ModeloIndisponivel, match="não o tokenizador"):
+        common.carregar_gpt2(str(pasta))
+    r = rodar_script("05_block.py", "--so", "3", "--modelo", str(pasta), "--sem-figuras")
+    assert r.returncode == 1 and "não o tokenizador" in r.saida
+    assert "Traceback" not in r.saida + r.erros and "reshape" not in r.saida
+
+
+def test_tokenizador_vazio_explica(gpt2_pequeno, tmp_path):
+    from tokenizers import Tokenizer, models
+    from transformers import GPT2TokenizerFast
+
+    pasta = tmp_path / "tok_vazio"
+    shutil.copytree(gpt2_pequeno, pasta)
+    GPT2TokenizerFast(tokenizer_object=Tokenizer(models.BPE())).save_pretrained(pasta)
+    with pytest.raises(common.ModeloIndisponivel, match="tokenizador .* está vazio"):
+        common.carregar_gpt2(str(pasta))
+
+
+def test_config_invalido_em_portugues(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "config_ruim"
+    shutil.copytree(gpt2_pequeno, pasta)
+    (pasta / "config.json").write_text("{isto não é json", encoding="utf-8")
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2(str(pasta))
+    texto = str(erro.value)
+    assert "não é um JSON válido" in texto and "linha 1" in texto
+    assert ".." not in texto and "It looks like" not in texto
+
+
+def test_pesos_truncados_numa_pasta_falam_da_pasta(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "minha_pasta"
+    shutil.copytree(gpt2_pequeno, pasta)
+    pesos = pasta / "model.safetensors"
+    pesos.write_bytes(pesos.read_bytes()[: pesos.stat().st_size // 2])
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2(str(pasta))
+    texto = str(erro.value)
+    assert "corrompidos" in texto and f"na pasta '{pasta}'" in texto
+    assert "huggingface" not in texto and "cache" not in texto
+
+
+def test_modelo_grande_sem_rede_manda_baixar_esse_modelo(tmp_path, monkeypatch):
+    """O 00_check baixa o modelo de --modelo: a mensagem diz o comando com ele."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants as constantes
+
+    monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: None)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2-xl")
+    assert "lab/00_check.py --modelo gpt2-xl" in str(erro.value)
+
+
 def test_estimativa_de_memoria_bate_com_facts():
     assert common.estimar_memoria("gpt2") == 4 * 124_439_808
     assert common.parametros_gpt2(48, 1600) == 1_557_611_200
