@@ -230,7 +230,7 @@ class Licao:
                  argumentos=None, rotulo="Experimento"):
         self.numero = numero
         self.rotulo = rotulo
-        self.pulados, self.falhos = [], []
+        self.pulados, self.falhos = [], []  # [(k, título, motivo inteiro)]
         self.titulo = titulo
         self.experimentos = list(experimentos)  # [(k, título, precisa_gpt2)]
         self.proxima = proxima
@@ -341,10 +341,10 @@ class Licao:
                     falhos.append((k, titulo, str(motivo)))
                 except ExperimentoPulado as motivo:
                     dizer(quebrar(f"PULADO: {motivo}"))
-                    pulados.append((k, titulo, str(motivo).split("\n")[0]))
+                    pulados.append((k, titulo, str(motivo)))
                 except (MemoryError, RuntimeError, OSError, ValueError) as erro:
                     dizer(f"FALHOU: {type(erro).__name__}: {erro}")
-                    falhos.append((k, titulo, str(erro).split("\n")[0]))
+                    falhos.append((k, titulo, str(erro)))
                 else:
                     dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
         except KeyboardInterrupt:
@@ -361,9 +361,9 @@ class Licao:
         feitos = total - len(pulados) - len(falhos)
         dizer(f"{feitos} de {total} {self.rotulo.lower()}(s) rodaram.")
         for situacao, lista in (("pulado", pulados), ("falhou", falhos)):
-            for k, t, motivo in lista:
+            for k, t, motivo in lista:  # no resumo, só a primeira linha do motivo
                 dizer(f"  {situacao}: {k}. {t}")
-                dizer(quebrar(motivo, recuo=4))
+                dizer(quebrar(motivo.split("\n")[0], recuo=4))
         if self.proxima:
             script, apostila = self.proxima
             dizer(f"Próximo passo: {script} (leia {apostila}).")
