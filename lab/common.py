@@ -615,11 +615,32 @@ def memoria_disponivel() -> int | None:
         except Exception:
             return None
     if sys.platform == "darwin":
+        import subprocess
+
         try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):
+            saida = subprocess.run(["vm_stat"], capture_output=True, text=True, timeout=3,
+                                   check=True).stdout
+        except (OSError, subprocess.SubprocessError):
             return None
+        return ler_vm_stat(saida)
     return None
+
+
+def ler_vm_stat(texto: str) -> int | None:
+    """Memória que o macOS entrega sem apertar ninguém, da saída do `vm_stat`.
+
+    Páginas livres + inativas + especulativas, vezes o tamanho da página (que o
+    próprio vm_stat informa: 4096 em Intel, 16384 em Apple Silicon). A RAM total
+    (o que se usava antes) diria que há memória livre mesmo com ela toda ocupada.
+    None se a saída não tiver essas linhas."""
+    import re
+
+    pagina = re.search(r"page size of (\d+) bytes", texto)
+    contas = dict(re.findall(r"^Pages (free|inactive|speculative):\s+(\d+)\.?\s*$",
+                             texto, re.M))
+    if not pagina or "free" not in contas:
+        return None
+    return int(pagina.group(1)) * sum(int(v) for v in contas.values())
 
 
 def _id_no_hub(nome: str) -> str:

@@ -429,3 +429,64 @@ def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
     assert "0,5" in rotulos and "2,5" in rotulos      # eixo linear e barra de cor
     assert "10\u207b\u00b2" in rotulos                # a escala log continua a sua
     assert not [r for r in rotulos if "." in r or "$" in r], rotulos
+
+
+VM_STAT_M1 = """\
+Mach Virtual Memory Statistics: (page size of 16384 bytes)
+Pages free:                                3712.
+Pages active:                            187254.
+Pages inactive:                          183541.
+Pages speculative:                         1861.
+Pages throttled:                              0.
+Pages wired down:                         86012.
+Pages purgeable:                           5431.
+"Translation faults":                 436158795.
+Pages copy-on-write:                   19076540.
+Pages zero filled:                    207745215.
+Pages reactivated:                     16353473.
+Pages purged:                           1981013.
+File-backed pages:                        91583.
+Anonymous pages:                         281073.
+Pages stored in compressor:              958467.
+Pages occupied by compressor:             49066.
+Decompressions:                        20203357.
+Compressions:                          27302555.
+Pageins:                                7658401.
+Pageouts:                                167436.
+Swapins:                                2412003.
+Swapouts:                               2841541.
+"""
+
+
+def test_memoria_no_macos_vem_do_vm_stat():
+    """No macOS valia a RAM total como livre; agora livres + inativas + especulativas."""
+    assert common.ler_vm_stat(VM_STAT_M1) == 16384 * (3712 + 183541 + 1861)
+    intel = VM_STAT_M1.replace("16384", "4096")
+    assert common.ler_vm_stat(intel) == 4096 * (3712 + 183541 + 1861)
+    assert common.ler_vm_stat("vm_stat: comando estranho") is None
+
+
+def test_memoria_no_macos_sem_vm_stat_nao_inventa(monkeypatch):
+    import subprocess as sp
+
+    monkeypatch.setattr(common.sys, "platform", "darwin")
+    real_open = open
+
+    def sem_proc(caminho, *a, **k):
+        if str(caminho).startswith("/proc"):
+            raise OSError("não há /proc no macOS")
+        return real_open(caminho, *a, **k)
+
+    monkeypatch.setattr("builtins.open", sem_proc)
+
+    def falha(*a, **k):
+        raise FileNotFoundError("vm_stat")
+
+    monkeypatch.setattr(sp, "run", falha)
+    assert common.memoria_disponivel() is None
+
+    class Saida:
+        stdout = VM_STAT_M1
+
+    monkeypatch.setattr(sp, "run", lambda *a, **k: Saida())
+    assert common.memoria_disponivel() == 16384 * (3712 + 183541 + 1861)
