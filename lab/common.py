@@ -370,13 +370,30 @@ class Licao:
         return 1 if (pulados or falhos) else 0
 
 
+def interromper() -> None:
+    """Termina JÁ, com uma linha e código 130, como um Ctrl+C.
+
+    os._exit, e não sys.exit: sys.exit esperaria as threads de trabalho terminarem
+    (treinos em paralelo seguiriam por segundos, a barra de progresso desenhando) e
+    um segundo Ctrl+C nessa espera abortava o processo ('terminate called...', 134).
+    """
+    try:
+        if _console is not None and _console.is_terminal:
+            _console.show_cursor(True)  # a barra do rich esconde o cursor
+        print("\nInterrompido (Ctrl+C).", flush=True)
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+        pass
+    os._exit(130)
+
+
 def _ctrl_c_sem_traceback() -> None:
-    """Ctrl+C em qualquer ponto (até durante o import do torch): uma linha, saída 130."""
+    """Ctrl+C em qualquer ponto (até durante o import do torch ou com threads
+    trabalhando): uma linha, saída 130, na hora."""
     import signal
 
     def parar(_sinal, _quadro):
-        print("\nInterrompido (Ctrl+C).", flush=True)
-        sys.exit(130)
+        interromper()
 
     try:
         signal.signal(signal.SIGINT, parar)

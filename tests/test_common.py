@@ -490,3 +490,58 @@ def test_memoria_no_macos_sem_vm_stat_nao_inventa(monkeypatch):
 
     monkeypatch.setattr(sp, "run", lambda *a, **k: Saida())
     assert common.memoria_disponivel() == 16384 * (3712 + 183541 + 1861)
+
+
+CTRL_C_COM_THREADS = r"""
+import concurrent.futures, sys, time
+sys.path.insert(0, "lab")
+import common
+licao = common.Licao("99", "teste", [(1, "treina em duas threads", False)])
+licao.abrir(["--sem-figuras"])
+import torch
+
+def treinar(fim):
+    a = torch.randn(256, 256)
+    while time.time() < fim:  # como o treino da lição 05: contas em C++ sem parar
+        a = torch.tanh(a @ a)
+
+def exp(_):
+    fim = time.time() + 120
+    with common.Progresso(10, "treinando") as barra, \
+            concurrent.futures.ThreadPoolExecutor(2) as threads:
+        futuros = [threads.submit(treinar, fim) for _ in range(2)]
+        print("TREINANDO", flush=True)
+        for f in futuros:
+            f.result()
+            barra.avancar()
+
+sys.exit(licao.rodar({1: exp}))
+"""
+
+
+def test_ctrl_c_com_threads_treinando_para_na_hora():
+    """SIGINT no meio de um treino em duas threads: sai 130 logo, uma linha, sem
+    traceback e sem 'terminate called' (antes: esperava as threads, ou abortava)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_COM_THREADS], cwd=RAIZ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
+    for linha in proc.stdout:
+        if b"TREINANDO" in linha:
+            break
+    time.sleep(1.0)
+    inicio = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        saida, erros = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("Ctrl+C não parou o treino em 30 s")
+    segundos = time.monotonic() - inicio
+    saida, erros = saida.decode("utf-8", "replace"), erros.decode("utf-8", "replace")
+    assert proc.returncode == 130, (saida, erros)
+    assert saida.count("Interrompido (Ctrl+C).") == 1
+    assert "Traceback" not in erros + saida and "terminate called" not in erros
+    assert segundos < 15, segundos  # a máquina é dividida; sem o conserto, ~120 s
