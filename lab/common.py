@@ -129,8 +129,29 @@ def pct(x: float, casas: int = 1) -> str:
 
 # ---------------------------------------------------------------- CLI
 class _Formatador(argparse.RawDescriptionHelpFormatter):
+    """Ajuda em português na largura do terminal (COLUMNS), até 100 colunas.
+
+    A descrição e o epílogo mantêm as quebras de linha escritas (a lista de
+    experimentos), mas uma linha longa é quebrada, com recuo alinhado ao texto."""
+
+    def __init__(self, prog, **kwargs):
+        kwargs.setdefault("width", largura() - 2)
+        super().__init__(prog, **kwargs)
+
     def add_usage(self, usage, actions, groups, prefix=None):
         return super().add_usage(usage, actions, groups, prefix="uso: ")
+
+    def _fill_text(self, text, width, indent):
+        import re
+        import textwrap
+
+        linhas = []
+        for linha in text.splitlines():
+            recuo = re.match(r"\s*(\d+\.\s+)?", linha).group(0)  # "  3. " alinha o resto
+            linhas.append(textwrap.fill(linha, width, initial_indent=indent,
+                                        subsequent_indent=indent + " " * len(recuo))
+                          if len(indent + linha) > width else indent + linha)
+        return "\n".join(linhas)
 
 
 class ErroDeUso(Exception):
@@ -189,8 +210,10 @@ def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argpar
         description=f"{descricao}\n\nExperimentos:\n{lista}",
         formatter_class=_Formatador,
         add_help=False,
-        epilog="Variáveis de ambiente: LAB_MODELO (padrão de --modelo), "
-        "HF_HUB_OFFLINE=1 (não tenta a rede), NO_COLOR (sem cores).",
+        epilog="Variáveis de ambiente:\n"
+        "  LAB_MODELO        padrão de --modelo\n"
+        "  HF_HUB_OFFLINE=1  não tenta a rede\n"
+        "  NO_COLOR          sem cores",
     )
     p._optionals.title = "opções"
     p._positionals.title = "argumentos"

@@ -545,3 +545,22 @@ def test_ctrl_c_com_threads_treinando_para_na_hora():
     assert saida.count("Interrompido (Ctrl+C).") == 1
     assert "Traceback" not in erros + saida and "terminate called" not in erros
     assert segundos < 15, segundos  # a máquina é dividida; sem o conserto, ~120 s
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py")))
+def test_ajuda_cabe_em_80_colunas(script):
+    """Nenhuma linha do --help passa de 80 colunas com COLUMNS=80 (eram 117), nem com
+    um LAB_MODELO comprido."""
+    r = rodar_script(script, "--help", env={"PYTHONIOENCODING": "utf-8",
+                                            "LAB_MODELO": "/tmp/" + "m" * 120})
+    assert r.returncode == 0, r.erros
+    longas = [l for l in r.stdout.decode("utf-8").splitlines() if len(l) > 80]
+    assert not longas, longas
+
+
+def test_ajuda_quebra_linhas_longas_da_descricao_com_recuo():
+    fmt = common._Formatador("x", width=40)
+    texto = fmt._fill_text("Experimentos:\n  1. " + "palavra " * 12, 40, "")
+    linhas = texto.splitlines()
+    assert linhas[0] == "Experimentos:" and linhas[1].startswith("  1. palavra")
+    assert all(len(l) <= 40 for l in linhas) and linhas[2].startswith("     palavra")
