@@ -23,7 +23,6 @@ LICAO = common.Licao(
         (3, "O GPT-2 no cache (baixa se faltar e houver internet)", True),
         (4, "Uma passada de teste pelo GPT-2", True),
     ],
-    proxima=("lab/05_block.py", "apostilas/05_block.md"),
     rotulo="Verificação",
 )
 if __name__ == "__main__":

@@ -256,7 +256,8 @@ class Licao:
         self.pulados, self.falhos = [], []  # [(k, título, motivo inteiro)]
         self.titulo = titulo
         self.experimentos = list(experimentos)  # [(k, título, precisa_gpt2)]
-        self.proxima = proxima
+        self.proxima = proxima  # aceito por compatibilidade; o próximo passo é calculado
+                                # (proxima_licao): a menor lição seguinte que existe
         self.argumentos = argumentos
         self.args = None
         self._modelo = None
@@ -387,10 +388,36 @@ class Licao:
             for k, t, motivo in lista:  # no resumo, só a primeira linha do motivo
                 dizer(f"  {situacao}: {k}. {t}")
                 dizer(quebrar(motivo.split("\n")[0], recuo=4))
-        if self.proxima:
-            script, apostila = self.proxima
-            dizer(f"Próximo passo: {script} (leia {apostila}).")
+        script, apostila, escrevendo = proxima_licao(self.numero)
+        if script:
+            dizer(quebrar(f"Próximo passo: {script} (leia {apostila})."))
+        if escrevendo:
+            dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
         return 1 if (pulados or falhos) else 0
+
+
+ULTIMA_DO_MAPA = 9  # o mapa do lab vai de 00_check a 09_scaling
+
+
+def proxima_licao(numero: str, pasta: Path | None = None):
+    """(script, apostila, lição que falta) do próximo passo depois da lição `numero`.
+
+    O próximo passo é a menor lição lab/NN_*.py com NN maior que `numero` que existe
+    no disco; se a seguinte do mapa (numero + 1) ainda não existe, o terceiro valor é
+    o número dela ("01"), senão None. Sem lição seguinte: (None, None, ...)."""
+    pasta = pasta or PASTA_LAB
+    try:
+        atual = int(numero)
+    except ValueError:
+        return None, None, None
+    seguintes = sorted(p for p in pasta.glob("[0-9][0-9]_*.py") if int(p.name[:2]) > atual)
+    seguinte_no_mapa = f"{atual + 1:02d}" if atual < ULTIMA_DO_MAPA else None
+    if seguinte_no_mapa and seguintes and seguintes[0].name.startswith(seguinte_no_mapa):
+        seguinte_no_mapa = None
+    if not seguintes:
+        return None, None, seguinte_no_mapa
+    stem = seguintes[0].stem
+    return f"lab/{stem}.py", f"apostilas/{stem}.md", seguinte_no_mapa
 
 
 def interromper() -> None:

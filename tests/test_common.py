@@ -564,3 +564,35 @@ def test_ajuda_quebra_linhas_longas_da_descricao_com_recuo():
     linhas = texto.splitlines()
     assert linhas[0] == "Experimentos:" and linhas[1].startswith("  1. palavra")
     assert all(len(l) <= 40 for l in linhas) and linhas[2].startswith("     palavra")
+
+
+def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, capsys):
+    """A lição 00 mandava para a 05 mesmo com a 01 pronta; agora o próximo passo é
+    calculado do disco e avisa quando a seguinte do mapa ainda está sendo escrita."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for nome in ("00_check.py", "05_block.py", "06_gpt2.py", "09_scaling.py", "common.py"):
+        (lab / nome).write_text("")
+    assert common.proxima_licao("00", lab) == ("lab/05_block.py", "apostilas/05_block.md", "01")
+    assert common.proxima_licao("05", lab) == ("lab/06_gpt2.py", "apostilas/06_gpt2.md", None)
+    assert common.proxima_licao("06", lab) == ("lab/09_scaling.py", "apostilas/09_scaling.md",
+                                               "07")
+    assert common.proxima_licao("09", lab) == (None, None, None)
+    (lab / "01_tokens.py").write_text("")
+    assert common.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
+                                               None)
+    # no resumo, mesmo que a lição passe um `proxima` antigo
+    monkeypatch.setattr(common, "PASTA_LAB", lab)
+    (lab / "01_tokens.py").unlink()
+    licao = common.Licao("00", "teste", [(1, "ok", False)],
+                         proxima=("lab/05_block.py", "apostilas/05_block.md"))
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args([])
+    assert licao.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/05_block.py (leia apostilas/05_block.md)." in saida
+    assert "(a lição 01 ainda está sendo escrita)" in saida
+    (lab / "01_tokens.py").write_text("")
+    assert licao.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/01_tokens.py (leia apostilas/01_tokens.md)." in saida
+    assert "sendo escrita" not in saida
