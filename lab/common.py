@@ -437,6 +437,20 @@ def interromper() -> None:
     os._exit(130)
 
 
+def esperar(futuros):
+    """Resultados de futuros (concurrent.futures), na ordem, esperando aos poucos.
+
+    Esperar com `futuro.result()` trava a thread principal num lock que, no Windows,
+    não acorda com Ctrl+C; olhando a cada 0,2 s, o Ctrl+C para na hora em todo sistema.
+    Uma exceção numa thread sobe aqui, como em result()."""
+    import concurrent.futures
+
+    futuros = list(futuros)
+    while concurrent.futures.wait(futuros, timeout=0.2).not_done:
+        pass
+    return [f.result() for f in futuros]
+
+
 def _ctrl_c_sem_traceback() -> None:
     """Ctrl+C em qualquer ponto (até durante o import do torch ou com threads
     trabalhando): uma linha, saída 130, na hora."""

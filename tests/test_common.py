@@ -511,9 +511,7 @@ def exp(_):
             concurrent.futures.ThreadPoolExecutor(2) as threads:
         futuros = [threads.submit(treinar, fim) for _ in range(2)]
         print("TREINANDO", flush=True)
-        for f in futuros:
-            f.result()
-            barra.avancar()
+        common.esperar(futuros)
 
 sys.exit(licao.rodar({1: exp}))
 """
@@ -596,3 +594,17 @@ def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, caps
     saida = capsys.readouterr().out
     assert "Próximo passo: lab/01_tokens.py (leia apostilas/01_tokens.md)." in saida
     assert "sendo escrita" not in saida
+
+
+def test_esperar_devolve_na_ordem_e_repassa_excecoes():
+    import concurrent.futures
+    import time
+
+    def devagar(x):
+        time.sleep(0.3 * (3 - x))
+        return x * 10
+
+    with concurrent.futures.ThreadPoolExecutor(3) as threads:
+        assert common.esperar([threads.submit(devagar, x) for x in range(3)]) == [0, 10, 20]
+        with pytest.raises(ZeroDivisionError):
+            common.esperar([threads.submit(lambda: 1 / 0)])
