@@ -13,19 +13,18 @@ que tem script lab/NN_nome.py:
   (MKL_CBWR=COMPATIBLE) e uma thread só (OMP_NUM_THREADS=1). Um número que muda
   aqui é ruído de arredondamento impresso como dígito: imprima um limite ("< 1e-12").
 
-Cada script roda uma vez por combinação de argumentos e ambiente; blocos com os
-mesmos argumentos reaproveitam a saída.
+Cada script roda uma vez por combinação de argumentos e ambiente (as duas variantes
+em paralelo); blocos com os mesmos argumentos reaproveitam a saída.
 """
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 import shlex
 
 import pytest
 
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, ScriptEmSegundoPlano, rodar_script
 
 APOSTILAS = sorted(p for p in (RAIZ / "apostilas").glob("[0-9][0-9]_*.md")
                    if (RAIZ / "lab" / (p.stem + ".py")).exists())
@@ -71,13 +70,37 @@ VARIANTES = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+_EXECUCOES: dict = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sem_execucoes_orfas():
+    """Com -k escolhendo uma variante só, a outra começou à toa: não fica rodando."""
+    yield
+    for execucao in _EXECUCOES.values():
+        if isinstance(execucao, ScriptEmSegundoPlano) and execucao.proc.poll() is None:
+            execucao.proc.kill()
+            execucao.proc.wait()
+
+
 def saida_do_script(script: str, args: str, variante: str):
-    """(código de saída, linhas do stdout, stderr): uma execução por combinação."""
-    r = rodar_script(script, *shlex.split(args), "--sem-figuras",
-                     env={"PYTHONIOENCODING": "utf-8", **VARIANTES[variante]})
-    linhas = [linha.rstrip() for linha in r.stdout.decode("utf-8").splitlines()]
-    return r.returncode, linhas, r.stderr.decode("utf-8", "replace")
+    """(código de saída, linhas do stdout, stderr): uma execução por combinação.
+
+    Na primeira vez que uns argumentos aparecem, as duas variantes começam juntas
+    (a máquina do CI tem 2 núcleos e cada execução usa quase só um): a conferência
+    em outra CPU custa pouco tempo a mais."""
+    for var in VARIANTES:
+        if (script, args, var) not in _EXECUCOES:
+            _EXECUCOES[(script, args, var)] = ScriptEmSegundoPlano(
+                script, *shlex.split(args), "--sem-figuras",
+                env={"PYTHONIOENCODING": "utf-8", **VARIANTES[var]})
+    execucao = _EXECUCOES[(script, args, variante)]
+    if not isinstance(execucao, tuple):
+        codigo, saida, erros = execucao.terminar()
+        linhas = [linha.rstrip() for linha in saida.decode("utf-8").splitlines()]
+        execucao = _EXECUCOES[(script, args, variante)] = (
+            codigo, linhas, erros.decode("utf-8", "replace"))
+    return execucao
 
 
 @pytest.mark.parametrize("variante", list(VARIANTES))
