@@ -465,13 +465,20 @@ def _ctrl_c_sem_traceback() -> None:
         pass
 
 
-def _esperar_enter() -> None:
+def perguntar(texto: str) -> str | None:
+    """input() que não quebra: None quando não há entrada (stdin fechado, fim do
+    arquivo, pipe vazio), para a lição seguir sem perguntar (--pausa, --interativo)."""
     if sys.stdin is None or sys.stdin.closed:
-        return  # sem entrada (stdin fechado): não há como pausar; segue
+        return None
     try:
-        input("\n[Enter] para o próximo experimento... ")
+        return input(texto)
     except (EOFError, RuntimeError, OSError, ValueError):
         dizer()
+        return None
+
+
+def _esperar_enter() -> None:
+    perguntar("\n[Enter] para o próximo experimento... ")
 
 
 # ---------------------------------------------------------------- progresso

@@ -608,3 +608,24 @@ def test_esperar_devolve_na_ordem_e_repassa_excecoes():
         assert common.esperar([threads.submit(devagar, x) for x in range(3)]) == [0, 10, 20]
         with pytest.raises(ZeroDivisionError):
             common.esperar([threads.submit(lambda: 1 / 0)])
+
+
+@pytest.mark.parametrize("redirecao, esperado", [("0<&-", "None"), ("0</dev/null", "None"),
+                                                 ("0<<< 'oi'", "'oi'")])
+def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
+    """Base do --pausa e do --interativo: sem stdin, segue em vez de quebrar."""
+    codigo = "import common; print(repr(common.perguntar('> ')))"
+    r = subprocess.run(["bash", "-c", f'exec {redirecao}; exec "$0" -c "$1"',
+                        sys.executable, codigo], cwd=RAIZ / "lab", capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.strip().endswith(esperado)
+
+
+def test_licao_gpt2_passa_a_margem(monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 2**28)
+    licao = common.Licao("99", "teste", [(1, "usa o GPT-2", True)])
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args(
+        ["--modelo", "gpt2"])
+    with pytest.raises(common.ExperimentoPulado, match="vezes 2,5, a margem"):
+        licao.gpt2(margem=2.5)
