@@ -629,3 +629,14 @@ def test_licao_gpt2_passa_a_margem(monkeypatch):
         ["--modelo", "gpt2"])
     with pytest.raises(common.ExperimentoPulado, match="vezes 2,5, a margem"):
         licao.gpt2(margem=2.5)
+
+
+def test_ferramenta_outra_cpu_compara_as_duas_execucoes():
+    """ferramentas/outra_cpu.py: uma lição sem contas de ponto flutuante instáveis
+    não muda em nenhuma linha (as de tempo não contam)."""
+    r = subprocess.run([sys.executable, "ferramentas/outra_cpu.py", "lab/09_scaling.py",
+                        "--so", "2"], cwd=RAIZ, capture_output=True, timeout=300,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    saida = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0 and "Nenhuma linha muda" in saida, saida
+    assert int(saida.split("(")[1].split()[0]) > 5  # comparou a saída de verdade
