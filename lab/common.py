@@ -441,7 +441,8 @@ def esperar(futuros):
     """Resultados de futuros (concurrent.futures), na ordem, esperando aos poucos.
 
     Esperar com `futuro.result()` trava a thread principal num lock que, no Windows,
-    não acorda com Ctrl+C; olhando a cada 0,2 s, o Ctrl+C para na hora em todo sistema.
+    pode não acordar com Ctrl+C; olhando a cada 0,2 s, o Ctrl+C para na hora em todo
+    sistema.
     Uma exceção numa thread sobe aqui, como em result()."""
     import concurrent.futures
 
