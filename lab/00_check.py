@@ -8,6 +8,7 @@ import os
 import platform
 import shutil
 import sys
+import textwrap
 import time
 from importlib import metadata
 from pathlib import Path
@@ -22,7 +23,6 @@ LICAO = common.Licao(
         (3, "O GPT-2 no cache (baixa se faltar e houver internet)", True),
         (4, "Uma passada de teste pelo GPT-2", True),
     ],
-    proxima=("lab/05_block.py", "apostilas/05_block.md"),
     rotulo="Verificação",
 )
 if __name__ == "__main__":
@@ -171,6 +171,10 @@ if __name__ == "__main__":
     else:
         dizer("Ainda não está pronto. O que corrigir:")
         motivos = dict.fromkeys(m for _k, _t, m in LICAO.pulados + LICAO.falhos)
-        for motivo in motivos:
-            dizer(common.quebrar("- " + motivo, recuo=2))
+        for motivo in motivos:  # o motivo inteiro: a segunda linha diz o que fazer
+            primeira, *resto = motivo.split("\n")
+            dizer(textwrap.fill(primeira, width=common.largura() - 1,
+                                initial_indent="  - ", subsequent_indent="    "))
+            for linha in resto:
+                dizer(common.quebrar(linha, recuo=4))
     sys.exit(codigo)

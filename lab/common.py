@@ -129,8 +129,29 @@ def pct(x: float, casas: int = 1) -> str:
 
 # ---------------------------------------------------------------- CLI
 class _Formatador(argparse.RawDescriptionHelpFormatter):
+    """Ajuda em português na largura do terminal (COLUMNS), até 100 colunas.
+
+    A descrição e o epílogo mantêm as quebras de linha escritas (a lista de
+    experimentos), mas uma linha longa é quebrada, com recuo alinhado ao texto."""
+
+    def __init__(self, prog, **kwargs):
+        kwargs.setdefault("width", largura() - 2)
+        super().__init__(prog, **kwargs)
+
     def add_usage(self, usage, actions, groups, prefix=None):
         return super().add_usage(usage, actions, groups, prefix="uso: ")
+
+    def _fill_text(self, text, width, indent):
+        import re
+        import textwrap
+
+        linhas = []
+        for linha in text.splitlines():
+            recuo = re.match(r"\s*(\d+\.\s+)?", linha).group(0)  # "  3. " alinha o resto
+            linhas.append(textwrap.fill(linha, width, initial_indent=indent,
+                                        subsequent_indent=indent + " " * len(recuo))
+                          if len(indent + linha) > width else indent + linha)
+        return "\n".join(linhas)
 
 
 class ErroDeUso(Exception):
@@ -189,8 +210,10 @@ def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argpar
         description=f"{descricao}\n\nExperimentos:\n{lista}",
         formatter_class=_Formatador,
         add_help=False,
-        epilog="Variáveis de ambiente: LAB_MODELO (padrão de --modelo), "
-        "HF_HUB_OFFLINE=1 (não tenta a rede), NO_COLOR (sem cores).",
+        epilog="Variáveis de ambiente:\n"
+        "  LAB_MODELO        padrão de --modelo\n"
+        "  HF_HUB_OFFLINE=1  não tenta a rede\n"
+        "  NO_COLOR          sem cores",
     )
     p._optionals.title = "opções"
     p._positionals.title = "argumentos"
@@ -230,10 +253,11 @@ class Licao:
                  argumentos=None, rotulo="Experimento"):
         self.numero = numero
         self.rotulo = rotulo
-        self.pulados, self.falhos = [], []
+        self.pulados, self.falhos = [], []  # [(k, título, motivo inteiro)]
         self.titulo = titulo
         self.experimentos = list(experimentos)  # [(k, título, precisa_gpt2)]
-        self.proxima = proxima
+        self.proxima = proxima  # aceito por compatibilidade; o próximo passo é calculado
+                                # (proxima_licao): a menor lição seguinte que existe
         self.argumentos = argumentos
         self.args = None
         self._modelo = None
@@ -286,6 +310,7 @@ class Licao:
         if self.args.sem_figuras:
             return None
         pasta = Path(self.args.figuras)
+        virgula_nos_eixos(fig)
         try:
             pasta.mkdir(parents=True, exist_ok=True)
             caminho = pasta / nome
@@ -340,10 +365,10 @@ class Licao:
                     falhos.append((k, titulo, str(motivo)))
                 except ExperimentoPulado as motivo:
                     dizer(quebrar(f"PULADO: {motivo}"))
-                    pulados.append((k, titulo, str(motivo).split("\n")[0]))
+                    pulados.append((k, titulo, str(motivo)))
                 except (MemoryError, RuntimeError, OSError, ValueError) as erro:
                     dizer(f"FALHOU: {type(erro).__name__}: {erro}")
-                    falhos.append((k, titulo, str(erro).split("\n")[0]))
+                    falhos.append((k, titulo, str(erro)))
                 else:
                     dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
         except KeyboardInterrupt:
@@ -360,22 +385,80 @@ class Licao:
         feitos = total - len(pulados) - len(falhos)
         dizer(f"{feitos} de {total} {self.rotulo.lower()}(s) rodaram.")
         for situacao, lista in (("pulado", pulados), ("falhou", falhos)):
-            for k, t, motivo in lista:
+            for k, t, motivo in lista:  # no resumo, só a primeira linha do motivo
                 dizer(f"  {situacao}: {k}. {t}")
-                dizer(quebrar(motivo, recuo=4))
-        if self.proxima:
-            script, apostila = self.proxima
-            dizer(f"Próximo passo: {script} (leia {apostila}).")
+                dizer(quebrar(motivo.split("\n")[0], recuo=4))
+        script, apostila, escrevendo = proxima_licao(self.numero)
+        if script:
+            dizer(quebrar(f"Próximo passo: {script} (leia {apostila})."))
+        if escrevendo:
+            dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
         return 1 if (pulados or falhos) else 0
 
 
+ULTIMA_DO_MAPA = 9  # o mapa do lab vai de 00_check a 09_scaling
+
+
+def proxima_licao(numero: str, pasta: Path | None = None):
+    """(script, apostila, lição que falta) do próximo passo depois da lição `numero`.
+
+    O próximo passo é a menor lição lab/NN_*.py com NN maior que `numero` que existe
+    no disco; se a seguinte do mapa (numero + 1) ainda não existe, o terceiro valor é
+    o número dela ("01"), senão None. Sem lição seguinte: (None, None, ...)."""
+    pasta = pasta or PASTA_LAB
+    try:
+        atual = int(numero)
+    except ValueError:
+        return None, None, None
+    seguintes = sorted(p for p in pasta.glob("[0-9][0-9]_*.py") if int(p.name[:2]) > atual)
+    seguinte_no_mapa = f"{atual + 1:02d}" if atual < ULTIMA_DO_MAPA else None
+    if seguinte_no_mapa and seguintes and seguintes[0].name.startswith(seguinte_no_mapa):
+        seguinte_no_mapa = None
+    if not seguintes:
+        return None, None, seguinte_no_mapa
+    stem = seguintes[0].stem
+    return f"lab/{stem}.py", f"apostilas/{stem}.md", seguinte_no_mapa
+
+
+def interromper() -> None:
+    """Termina JÁ, com uma linha e código 130, como um Ctrl+C.
+
+    os._exit, e não sys.exit: sys.exit esperaria as threads de trabalho terminarem
+    (treinos em paralelo seguiriam por segundos, a barra de progresso desenhando) e
+    um segundo Ctrl+C nessa espera abortava o processo ('terminate called...', 134).
+    """
+    try:
+        if _console is not None and _console.is_terminal:
+            _console.show_cursor(True)  # a barra do rich esconde o cursor
+        print("\nInterrompido (Ctrl+C).", flush=True)
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+        pass
+    os._exit(130)
+
+
+def esperar(futuros):
+    """Resultados de futuros (concurrent.futures), na ordem, esperando aos poucos.
+
+    Esperar com `futuro.result()` trava a thread principal num lock que, no Windows,
+    pode não acordar com Ctrl+C; olhando a cada 0,2 s, o Ctrl+C para na hora em todo
+    sistema.
+    Uma exceção numa thread sobe aqui, como em result()."""
+    import concurrent.futures
+
+    futuros = list(futuros)
+    while concurrent.futures.wait(futuros, timeout=0.2).not_done:
+        pass
+    return [f.result() for f in futuros]
+
+
 def _ctrl_c_sem_traceback() -> None:
-    """Ctrl+C em qualquer ponto (até durante o import do torch): uma linha, saída 130."""
+    """Ctrl+C em qualquer ponto (até durante o import do torch ou com threads
+    trabalhando): uma linha, saída 130, na hora."""
     import signal
 
     def parar(_sinal, _quadro):
-        print("\nInterrompido (Ctrl+C).", flush=True)
-        sys.exit(130)
+        interromper()
 
     try:
         signal.signal(signal.SIGINT, parar)
@@ -383,13 +466,20 @@ def _ctrl_c_sem_traceback() -> None:
         pass
 
 
-def _esperar_enter() -> None:
+def perguntar(texto: str) -> str | None:
+    """input() que não quebra: None quando não há entrada (stdin fechado, fim do
+    arquivo, pipe vazio), para a lição seguir sem perguntar (--pausa, --interativo)."""
     if sys.stdin is None or sys.stdin.closed:
-        return  # sem entrada (stdin fechado): não há como pausar; segue
+        return None
     try:
-        input("\n[Enter] para o próximo experimento... ")
+        return input(texto)
     except (EOFError, RuntimeError, OSError, ValueError):
         dizer()
+        return None
+
+
+def _esperar_enter() -> None:
+    perguntar("\n[Enter] para o próximo experimento... ")
 
 
 # ---------------------------------------------------------------- progresso
@@ -526,6 +616,44 @@ def escala_log(*eixos, eixo: str = "y"):
         alvo.set_minor_formatter(Potencia(labelOnlyBase=False))
 
 
+def virgula_nos_eixos(fig) -> None:
+    """Vírgula decimal em todo eixo linear da figura (barras de cor incluídas).
+
+    Troca cada ScalarFormatter (o padrão do matplotlib, que escreve 0.5) por um que
+    escreve 0,5, em texto simples (sem mathtext); outros formatadores, como os de
+    `escala_log`, ficam como estão. `Licao.salvar_figura` chama isto sozinha."""
+    from matplotlib.ticker import ScalarFormatter
+
+    class Virgula(ScalarFormatter):
+        def __call__(self, x, pos=None):
+            return super().__call__(x, pos).replace(".", ",")
+
+        def get_offset(self):
+            return super().get_offset().replace(".", ",")
+
+        def format_data_short(self, value):
+            return super().format_data_short(value).replace(".", ",")
+
+    def trocar(antigo):
+        novo = Virgula(useOffset=antigo.get_useOffset(), useMathText=False)
+        novo.set_scientific(antigo._scientific)
+        novo.set_powerlimits(antigo._powerlimits)
+        return novo
+
+    for ax in fig.axes:
+        barra = getattr(ax, "_colorbar", None)
+        for eixo in (ax.xaxis, ax.yaxis):
+            for pegar, por in ((eixo.get_major_formatter, eixo.set_major_formatter),
+                               (eixo.get_minor_formatter, eixo.set_minor_formatter)):
+                antigo = pegar()
+                if type(antigo) is ScalarFormatter:
+                    novo = trocar(antigo)
+                    if barra is not None and antigo is barra.formatter:
+                        barra.formatter = novo  # a barra de cor guarda o seu e o reaplica
+                    else:
+                        por(novo)
+
+
 # ---------------------------------------------------------------- GPT-2
 TAMANHOS_GPT2 = {
     # nome: (camadas, d, cabeças) -- só para estimar memória antes de baixar
@@ -576,11 +704,32 @@ def memoria_disponivel() -> int | None:
         except Exception:
             return None
     if sys.platform == "darwin":
+        import subprocess
+
         try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError):
+            saida = subprocess.run(["vm_stat"], capture_output=True, text=True, timeout=3,
+                                   check=True).stdout
+        except (OSError, subprocess.SubprocessError):
             return None
+        return ler_vm_stat(saida)
     return None
+
+
+def ler_vm_stat(texto: str) -> int | None:
+    """Memória que o macOS entrega sem apertar ninguém, da saída do `vm_stat`.
+
+    Páginas livres + inativas + especulativas, vezes o tamanho da página (que o
+    próprio vm_stat informa: 4096 em Intel, 16384 em Apple Silicon). A RAM total
+    (o que se usava antes) diria que há memória livre mesmo com ela toda ocupada.
+    None se a saída não tiver essas linhas."""
+    import re
+
+    pagina = re.search(r"page size of (\d+) bytes", texto)
+    contas = dict(re.findall(r"^Pages (free|inactive|speculative):\s+(\d+)\.?\s*$",
+                             texto, re.M))
+    if not pagina or "free" not in contas:
+        return None
+    return int(pagina.group(1)) * sum(int(v) for v in contas.values())
 
 
 def _id_no_hub(nome: str) -> str:
@@ -608,12 +757,98 @@ def _eh_hub(nome: str) -> bool:
     return not Path(nome).exists() and (nome in TAMANHOS_GPT2 or nome.startswith(PREFIXO_HUB))
 
 
+def _comando_00(nome: str) -> str:
+    """O comando que baixa ESTE modelo (o 00_check baixa o de --modelo, padrão gpt2)."""
+    return "lab/00_check.py" if nome == "gpt2" else f"lab/00_check.py --modelo {nome}"
+
+
+def _sugestao_menor(estimativa: int, margem: float, livre: int) -> str | None:
+    """O maior GPT-2 do hub, menor que o pedido, que caberia na memória livre."""
+    cabem = [n for n in TAMANHOS_GPT2
+             if estimar_memoria(n) < estimativa and estimar_memoria(n) * margem <= livre]
+    return cabem[-1] if cabem else None
+
+
+ARQUIVOS_TOKENIZADOR = ("tokenizer.json", ("vocab.json", "merges.txt"))
+
+
+def _conferir_pasta(nome: str, pasta: Path) -> None:
+    """Antes de carregar: a pasta tem um GPT-2 (config, pesos e tokenizador)?"""
+    import json
+
+    como_salvar = ("Salve o GPT-2 nessa pasta com modelo.save_pretrained(pasta) e "
+                   "tokenizador.save_pretrained(pasta), ou aponte --modelo para outra.")
+    if not any(pasta.glob("*.safetensors")):
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' não tem pesos .safetensors.\n"
+            "O lab só carrega safetensors: salve o modelo com save_pretrained() "
+            "ou aponte --modelo para outra pasta.")
+    config = pasta / "config.json"
+    if not config.is_file():
+        raise ModeloIndisponivel(f"a pasta '{nome}' não tem config.json.\n" + como_salvar)
+    try:
+        dados = json.loads(config.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, OSError) as erro:
+        raise ModeloIndisponivel(
+            f"não consegui ler '{config}' ({type(erro).__name__}).\n" + como_salvar) from None
+    except json.JSONDecodeError as erro:
+        raise ModeloIndisponivel(
+            f"'{config}' não é um JSON válido (erro na linha {erro.lineno}, coluna "
+            f"{erro.colno}).\nConserte o arquivo ou salve o modelo de novo com "
+            "save_pretrained().") from None
+    tipo = dados.get("model_type") if isinstance(dados, dict) else None
+    if tipo != "gpt2":
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' guarda um modelo do tipo '{tipo or 'desconhecido'}' "
+            "(model_type no config.json), não um GPT-2; o lab só carrega GPT-2.\n"
+            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou uma pasta "
+            "com um GPT-2 salvo com save_pretrained().")
+    if not any((pasta / a).is_file() if isinstance(a, str)
+               else all((pasta / b).is_file() for b in a) for a in ARQUIVOS_TOKENIZADOR):
+        raise ModeloIndisponivel(
+            f"a pasta '{nome}' tem os pesos, mas não o tokenizador (tokenizer.json, ou "
+            "vocab.json e merges.txt): sem ele, o texto não vira tokens.\n"
+            "Salve também o tokenizador nessa pasta: tokenizador.save_pretrained(pasta).")
+
+
+def _conferir_pesos(nome: str, info: dict) -> None:
+    """Todo peso do GPT-2 veio do arquivo? (o transformers inicia ao acaso o que falta)"""
+    faltam = sorted(info.get("missing_keys") or ())
+    sobram = sorted(k for k in (info.get("unexpected_keys") or ())
+                    if not k.endswith(("attn.bias", "attn.masked_bias")))  # máscaras antigas
+    if not faltam and not sobram:
+        return
+    partes = []
+    if faltam:
+        partes.append(f"faltam {len(faltam)} pesos do GPT-2 (ex.: {faltam[0]})")
+    if sobram:
+        partes.append(f"há {len(sobram)} pesos que o GPT-2 não tem (ex.: {sobram[0]})")
+    raise ModeloIndisponivel(
+        f"os pesos de '{nome}' não são os de um GPT-2: {' e '.join(partes)}.\n"
+        "Carregá-los daria um GPT-2 com pesos ao acaso, e os números não significariam "
+        "nada. Use --modelo gpt2 ou uma pasta salva de um GPT2LMHeadModel.")
+
+
+def _conferir_tokenizador(nome: str, tokenizador) -> None:
+    try:
+        ids = tokenizador("O gato")["input_ids"]
+    except Exception:  # noqa: BLE001 - tokenizador quebrado de qualquer jeito
+        ids = []
+    if len(tokenizador) == 0 or not ids:
+        raise ModeloIndisponivel(
+            f"o tokenizador de '{nome}' está vazio: o texto não vira nenhum token.\n"
+            "Salve de novo o tokenizador do GPT-2 junto dos pesos "
+            "(tokenizador.save_pretrained(pasta)).")
+
+
 def carregar_gpt2(nome: str, margem: float = 1.3):
     """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
 
-    Só safetensors, nunca código remoto. Primeiro tenta o cache (sem rede);
-    só baixa se faltar e houver rede. Sem rede e sem cache, com download
-    corrompido ou nome desconhecido: ModeloIndisponivel com o que fazer.
+    Só safetensors, nunca código remoto, só GPT-2 (confere o tipo no config.json e
+    que todo peso veio do arquivo). Primeiro tenta o cache (sem rede); só baixa se
+    faltar e houver rede. Sem rede e sem cache, com download corrompido, pasta que
+    não é de um GPT-2 ou nome desconhecido: ModeloIndisponivel com o que fazer.
+    margem: a memória que a lição precisa, em múltiplos do tamanho dos pesos.
     """
     hub = _eh_hub(nome)
     pasta = Path(nome)
@@ -622,20 +857,21 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
             f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
             "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
             "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
-    if not hub and not any(pasta.glob("*.safetensors")):
-        raise ModeloIndisponivel(
-            f"a pasta '{nome}' não tem pesos .safetensors.\n"
-            "O lab só carrega safetensors: salve o modelo com save_pretrained() "
-            "ou aponte --modelo para outra pasta.")
+    if not hub:
+        _conferir_pasta(nome, pasta)
     estimativa = estimar_memoria(nome)
     livre = memoria_disponivel()
     if estimativa:
-        dizer(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32.")
+        dizer(quebrar(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32."))
         if livre is not None and estimativa * margem > livre:
+            menor = _sugestao_menor(estimativa, margem, livre)
             raise ModeloIndisponivel(
                 f"'{nome}' precisa de cerca de {num(estimativa * margem / 2**30, 1)} GiB "
-                f"de memória e há {num(livre / 2**30, 1)} GiB livres.\n"
-                "Feche outros programas ou use um modelo menor (--modelo gpt2).")
+                f"de memória (os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a "
+                f"margem desta lição) e há {num(livre / 2**30, 1)} GiB livres.\n"
+                "Feche outros programas"
+                + (f" ou use um modelo menor, que caberia: --modelo {menor}." if menor
+                   else "."))
     dizer("(carregando o transformers...)")
     try:
         from transformers import AutoTokenizer, GPT2LMHeadModel
@@ -649,9 +885,10 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
     origem = _id_no_hub(nome) if hub else str(pasta)
 
     def carregar(so_local: bool):
-        modelo = GPT2LMHeadModel.from_pretrained(
+        modelo, info = GPT2LMHeadModel.from_pretrained(
             origem, use_safetensors=True, trust_remote_code=False,
-            local_files_only=so_local)
+            local_files_only=so_local, output_loading_info=True)
+        _conferir_pesos(nome, info)
         tokenizador = AutoTokenizer.from_pretrained(
             origem, local_files_only=so_local, trust_remote_code=False)
         return modelo, tokenizador
@@ -666,21 +903,38 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
             dizer(f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
             hf_logging.enable_progress_bar()  # o download, sim, mostra o progresso
             modelo, tokenizador = carregar(so_local=False)
+    except ModeloIndisponivel:
+        raise
     except (OSError, ValueError) as erro:
         raise ModeloIndisponivel(_explicar_falha(nome, hub, erro)) from None
     except Exception as erro:  # safetensors corrompido levanta tipos variados
+        if "mismatched_sizes" in str(erro) or "size mismatch" in str(erro):
+            raise ModeloIndisponivel(
+                f"os pesos de '{nome}' não têm as formas que o config.json pede (arquivos "
+                "de modelos diferentes na mesma pasta?).\n" + _como_refazer(nome, hub)
+            ) from None
         raise ModeloIndisponivel(
             f"os arquivos de '{nome}' parecem corrompidos ou incompletos "
-            f"({type(erro).__name__}).\n" + _COMO_REBAIXAR) from None
+            f"({type(erro).__name__}).\n" + _como_refazer(nome, hub)) from None
+    if getattr(modelo.config, "model_type", None) != "gpt2":
+        raise ModeloIndisponivel(
+            f"'{nome}' não é um GPT-2 (model_type '{modelo.config.model_type}').")
+    _conferir_tokenizador(nome, tokenizador)
     modelo.eval()
-    dizer(f"GPT-2 carregado de {origem} em {num(time.perf_counter() - inicio, 1)} s.")
+    dizer(quebrar(f"GPT-2 carregado de {origem} em "
+                  f"{num(time.perf_counter() - inicio, 1)} s."))
     return modelo, tokenizador
 
 
-_COMO_REBAIXAR = (
-    "Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
-    "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode lab/00_check.py "
-    "com internet para baixar de novo.")
+def _como_refazer(nome: str, hub: bool) -> str:
+    """O que fazer com arquivos estragados: no cache do HF, baixar de novo; numa pasta
+    do aluno, salvar de novo nela (o cache do HF não tem nada com isso)."""
+    if not hub:
+        return (f"Salve o modelo de novo na pasta '{nome}' (modelo.save_pretrained(pasta) e "
+                "tokenizador.save_pretrained(pasta)) ou copie-a outra vez de onde veio.")
+    return ("Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
+            "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode "
+            f"{_comando_00(nome)} com internet para baixar de novo.")
 
 
 def _rede_disponivel() -> bool:
@@ -701,19 +955,20 @@ def _explicar_falha(nome: str, hub: bool, erro: Exception) -> str:
     texto = str(erro)
     if "safetensors" in texto.lower() and ("incomplete" in texto.lower()
                                             or "header" in texto.lower()):
-        return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n" + _COMO_REBAIXAR)
+        return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n"
+                + _como_refazer(nome, hub))
     if not hub:
-        return (f"não consegui carregar o GPT-2 da pasta '{nome}': "
-                f"{texto.splitlines()[0] if texto else type(erro).__name__}.\n"
+        return (f"não consegui carregar o GPT-2 da pasta '{nome}' ({type(erro).__name__}).\n"
                 "A pasta precisa de config.json, model.safetensors e os arquivos do "
-                "tokenizador (como os que save_pretrained() grava).")
+                "tokenizador (como os que save_pretrained() grava). "
+                + _como_refazer(nome, hub))
     if "safetensors" in texto.lower() and "not" in texto.lower():
         return (f"'{nome}' não tem pesos em safetensors no hub; o lab só carrega "
                 "safetensors.")
     return (f"o GPT-2 '{nome}' não está no cache deste computador e não há acesso "
             "ao Hugging Face agora.\n"
-            "Conecte-se à internet e rode lab/00_check.py uma vez (ele baixa o modelo), "
-            "ou aponte --modelo para uma pasta com o modelo salvo.")
+            f"Conecte-se à internet e rode {_comando_00(nome)} uma vez (ele baixa o "
+            "modelo), ou aponte --modelo para uma pasta com o modelo salvo.")
 
 
 # ---------------------------------------------------------------- utilidades

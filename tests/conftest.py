@@ -65,14 +65,46 @@ def gpt2_pequeno(tmp_path_factory) -> Path:
     return construir_gpt2(tmp_path_factory.mktemp("gpt2_pequeno"))
 
 
-def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeout=240):
-    """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252."""
+def ambiente_de_aluno(env=None) -> dict:
+    """O ambiente de um aluno: sem cores, console cp1252, 80 colunas, sem rede."""
     ambiente = dict(os.environ)
     ambiente.update({"NO_COLOR": "1", "PYTHONIOENCODING": "cp1252", "COLUMNS": "80",
                      "HF_HUB_OFFLINE": "1"})
     ambiente.pop("LAB_MODELO", None)
     if env:
         ambiente.update(env)
+    return ambiente
+
+
+class ScriptEmSegundoPlano:
+    """lab/<script> rodando enquanto os testes seguem (a saída vai para arquivos
+    temporários, então ninguém trava esperando um cano ser lido)."""
+
+    def __init__(self, script: str, *args, env=None):
+        import tempfile
+
+        self.saida, self.erros = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(RAIZ / "lab" / script), *args], cwd=RAIZ,
+            stdin=subprocess.DEVNULL, stdout=self.saida, stderr=self.erros,
+            env=ambiente_de_aluno(env))
+
+    def terminar(self, timeout=240):
+        """(código de saída, stdout, stderr) em bytes, esperando o fim."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+        self.saida.seek(0)
+        self.erros.seek(0)
+        return self.proc.returncode, self.saida.read(), self.erros.read()
+
+
+def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeout=240):
+    """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252."""
+    ambiente = ambiente_de_aluno(env)
     resultado = subprocess.run(
         [sys.executable, str(RAIZ / "lab" / script), *args], cwd=RAIZ,
         capture_output=True, env=ambiente, input=(entrada or "").encode(),

@@ -34,3 +34,14 @@ def test_avisa_console_legado(gpt2_pequeno):
     r = rodar_script("00_check.py", "--so", "2")
     assert r.returncode == 0
     assert "cp1252" in r.saida and "chcp 65001" in r.saida
+
+
+def test_o_que_corrigir_traz_o_motivo_inteiro(tmp_path):
+    """A segunda linha do motivo é a que diz o que fazer: não pode sumir."""
+    r = rodar_script("00_check.py", "--so", "3", "--modelo", "gpt2-xl",
+                     env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
+    assert r.returncode == 1
+    corrigir = r.saida.split("O que corrigir:")[1]
+    texto = " ".join(corrigir.split())
+    assert ("lab/00_check.py --modelo gpt2-xl" in texto   # sem rede: o comando que baixa
+            or "Feche outros programas" in texto)          # ou: não cabe na memória

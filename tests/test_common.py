@@ -190,6 +190,117 @@ def test_recusa_modelo_que_nao_cabe(monkeypatch):
         common.carregar_gpt2("gpt2-xl")  # 6,2 GB em fp32: recusa antes de tentar
 
 
+def test_memoria_sugere_um_menor_que_caberia_e_diz_a_margem(monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 3 * 2**30)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2-xl", margem=1.3)
+    texto = str(erro.value)
+    # gpt2-large (3,1 GB x 1,3) não cabe em 3 GiB; gpt2-medium (1,4 GB x 1,3) cabe
+    assert "--modelo gpt2-medium" in texto and "gpt2-large" not in texto
+    assert "vezes 1,3" in texto and "7,5 GiB" in texto and "3,0 GiB livres" in texto
+    # já é o menor: não sugere "--modelo gpt2" de novo
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 2**28)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2", margem=2.5)
+    assert "--modelo" not in str(erro.value) and "vezes 2,5" in str(erro.value)
+
+
+def _llama_minusculo(pasta):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(
+        vocab_size=100, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=2,
+        tie_word_embeddings=True)).save_pretrained(pasta)
+    return pasta
+
+
+def test_pasta_de_outro_modelo_nao_vira_gpt2_aleatorio(gpt2_pequeno, tmp_path):
+    """Um Llama salvo com save_pretrained carregava como GPT-2 ao acaso, sem aviso."""
+    llama = _llama_minusculo(tmp_path / "llama")
+    for arquivo in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(gpt2_pequeno / arquivo, llama)
+    with pytest.raises(common.ModeloIndisponivel, match="tipo 'llama'.*não um GPT-2"):
+        common.carregar_gpt2(str(llama))
+    # o config diz gpt2, mas os pesos são de outro modelo: faltam e sobram pesos
+    shutil.copy(gpt2_pequeno / "config.json", llama)
+    with pytest.raises(common.ModeloIndisponivel,
+                       match=r"não são os de um GPT-2: faltam \d+ pesos.*há \d+ pesos"):
+        common.carregar_gpt2(str(llama))
+
+
+def test_pesos_de_forma_errada_explicam(gpt2_pequeno, tmp_path):
+    import json
+
+    pasta = tmp_path / "formas"
+    shutil.copytree(gpt2_pequeno, pasta)
+    config = json.loads((pasta / "config.json").read_text())
+    config["n_embd"] = 32
+    (pasta / "config.json").write_text(json.dumps(config))
+    with pytest.raises(common.ModeloIndisponivel, match="não têm as formas que o config"):
+        common.carregar_gpt2(str(pasta))
+
+
+def test_pasta_sem_tokenizador_explica(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "sem_tok"
+    shutil.copytree(gpt2_pequeno, pasta)
+    for arquivo in ("tokenizer.json", "tokenizer_config.json"):
+        (pasta / arquivo).unlink()
+    with pytest.raises(common.ModeloIndisponivel, match="não o tokenizador"):
+        common.carregar_gpt2(str(pasta))
+    r = rodar_script("05_block.py", "--so", "3", "--modelo", str(pasta), "--sem-figuras")
+    assert r.returncode == 1 and "não o tokenizador" in r.saida
+    assert "Traceback" not in r.saida + r.erros and "reshape" not in r.saida
+
+
+def test_tokenizador_vazio_explica(gpt2_pequeno, tmp_path):
+    from tokenizers import Tokenizer, models
+    from transformers import GPT2TokenizerFast
+
+    pasta = tmp_path / "tok_vazio"
+    shutil.copytree(gpt2_pequeno, pasta)
+    GPT2TokenizerFast(tokenizer_object=Tokenizer(models.BPE())).save_pretrained(pasta)
+    with pytest.raises(common.ModeloIndisponivel, match="tokenizador .* está vazio"):
+        common.carregar_gpt2(str(pasta))
+
+
+def test_config_invalido_em_portugues(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "config_ruim"
+    shutil.copytree(gpt2_pequeno, pasta)
+    (pasta / "config.json").write_text("{isto não é json", encoding="utf-8")
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2(str(pasta))
+    texto = str(erro.value)
+    assert "não é um JSON válido" in texto and "linha 1" in texto
+    assert ".." not in texto and "It looks like" not in texto
+
+
+def test_pesos_truncados_numa_pasta_falam_da_pasta(gpt2_pequeno, tmp_path):
+    pasta = tmp_path / "minha_pasta"
+    shutil.copytree(gpt2_pequeno, pasta)
+    pesos = pasta / "model.safetensors"
+    pesos.write_bytes(pesos.read_bytes()[: pesos.stat().st_size // 2])
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2(str(pasta))
+    texto = str(erro.value)
+    assert "corrompidos" in texto and f"na pasta '{pasta}'" in texto
+    assert "huggingface" not in texto and "cache" not in texto
+
+
+def test_modelo_grande_sem_rede_manda_baixar_esse_modelo(tmp_path, monkeypatch):
+    """O 00_check baixa o modelo de --modelo: a mensagem diz o comando com ele."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants as constantes
+
+    monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: None)
+    with pytest.raises(common.ModeloIndisponivel) as erro:
+        common.carregar_gpt2("gpt2-xl")
+    assert "lab/00_check.py --modelo gpt2-xl" in str(erro.value)
+
+
 def test_estimativa_de_memoria_bate_com_facts():
     assert common.estimar_memoria("gpt2") == 4 * 124_439_808
     assert common.parametros_gpt2(48, 1600) == 1_557_611_200
@@ -293,3 +404,239 @@ def test_sem_figuras_nem_importa_o_matplotlib(script, args, tmp_path):
                                 "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
         assert f"MATPLOTLIB={esperado}" in r.stderr.decode("utf-8", "replace"), (
             script, extra, r.stderr.decode("utf-8", "replace")[-500:])
+
+
+def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
+    """salvar_figura escreve 0,5 (não 0.5) em eixos lineares e barras de cor; o log fica."""
+    import numpy as np
+
+    licao = common.Licao("99", "teste", [])
+    licao.args = common.criar_parser("x", "x", []).parse_args(["--figuras", str(tmp_path)])
+    fig, (ax1, ax2, ax3) = common.figura(12, 4, ncols=3)
+    ax1.plot([0, 2.5, 5], [0.0, 0.5, 1.0])
+    imagem = ax2.imshow(np.linspace(0, 1, 16).reshape(4, 4))
+    barra = fig.colorbar(imagem, ax=ax2)
+    ax3.plot([1, 2, 3], [1e-3, 1e-2, 1e-1])
+    common.escala_log(ax3)
+    ax3.plot([1.0001, 1.0002], [1e-3, 1e-2])  # eixo x com deslocamento ("+1")
+    assert licao.salvar_figura(fig, "virgula.png").exists()
+    rotulos = []
+    for ax in (ax1, ax2, barra.ax, ax3):
+        for eixo in (ax.xaxis, ax.yaxis):
+            rotulos += [t.get_text() for t in eixo.get_ticklabels(which="both")]
+            rotulos.append(eixo.get_offset_text().get_text())
+    rotulos = [r for r in rotulos if r]
+    assert "0,5" in rotulos and "2,5" in rotulos      # eixo linear e barra de cor
+    assert "10\u207b\u00b2" in rotulos                # a escala log continua a sua
+    assert not [r for r in rotulos if "." in r or "$" in r], rotulos
+
+
+VM_STAT_M1 = """\
+Mach Virtual Memory Statistics: (page size of 16384 bytes)
+Pages free:                                3712.
+Pages active:                            187254.
+Pages inactive:                          183541.
+Pages speculative:                         1861.
+Pages throttled:                              0.
+Pages wired down:                         86012.
+Pages purgeable:                           5431.
+"Translation faults":                 436158795.
+Pages copy-on-write:                   19076540.
+Pages zero filled:                    207745215.
+Pages reactivated:                     16353473.
+Pages purged:                           1981013.
+File-backed pages:                        91583.
+Anonymous pages:                         281073.
+Pages stored in compressor:              958467.
+Pages occupied by compressor:             49066.
+Decompressions:                        20203357.
+Compressions:                          27302555.
+Pageins:                                7658401.
+Pageouts:                                167436.
+Swapins:                                2412003.
+Swapouts:                               2841541.
+"""
+
+
+def test_memoria_no_macos_vem_do_vm_stat():
+    """No macOS valia a RAM total como livre; agora livres + inativas + especulativas."""
+    assert common.ler_vm_stat(VM_STAT_M1) == 16384 * (3712 + 183541 + 1861)
+    intel = VM_STAT_M1.replace("16384", "4096")
+    assert common.ler_vm_stat(intel) == 4096 * (3712 + 183541 + 1861)
+    assert common.ler_vm_stat("vm_stat: comando estranho") is None
+
+
+def test_memoria_no_macos_sem_vm_stat_nao_inventa(monkeypatch):
+    import subprocess as sp
+
+    monkeypatch.setattr(common.sys, "platform", "darwin")
+    real_open = open
+
+    def sem_proc(caminho, *a, **k):
+        if str(caminho).startswith("/proc"):
+            raise OSError("não há /proc no macOS")
+        return real_open(caminho, *a, **k)
+
+    monkeypatch.setattr("builtins.open", sem_proc)
+
+    def falha(*a, **k):
+        raise FileNotFoundError("vm_stat")
+
+    monkeypatch.setattr(sp, "run", falha)
+    assert common.memoria_disponivel() is None
+
+    class Saida:
+        stdout = VM_STAT_M1
+
+    monkeypatch.setattr(sp, "run", lambda *a, **k: Saida())
+    assert common.memoria_disponivel() == 16384 * (3712 + 183541 + 1861)
+
+
+CTRL_C_COM_THREADS = r"""
+import concurrent.futures, sys, time
+sys.path.insert(0, "lab")
+import common
+licao = common.Licao("99", "teste", [(1, "treina em duas threads", False)])
+licao.abrir(["--sem-figuras"])
+import torch
+
+def treinar(fim):
+    a = torch.randn(256, 256)
+    while time.time() < fim:  # como o treino da lição 05: contas em C++ sem parar
+        a = torch.tanh(a @ a)
+
+def exp(_):
+    fim = time.time() + 120
+    with common.Progresso(10, "treinando") as barra, \
+            concurrent.futures.ThreadPoolExecutor(2) as threads:
+        futuros = [threads.submit(treinar, fim) for _ in range(2)]
+        print("TREINANDO", flush=True)
+        common.esperar(futuros)
+
+sys.exit(licao.rodar({1: exp}))
+"""
+
+
+def test_ctrl_c_com_threads_treinando_para_na_hora():
+    """SIGINT no meio de um treino em duas threads: sai 130 logo, uma linha, sem
+    traceback e sem 'terminate called' (antes: esperava as threads, ou abortava)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_COM_THREADS], cwd=RAIZ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
+    for linha in proc.stdout:
+        if b"TREINANDO" in linha:
+            break
+    time.sleep(1.0)
+    inicio = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        saida, erros = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("Ctrl+C não parou o treino em 30 s")
+    segundos = time.monotonic() - inicio
+    saida, erros = saida.decode("utf-8", "replace"), erros.decode("utf-8", "replace")
+    assert proc.returncode == 130, (saida, erros)
+    assert saida.count("Interrompido (Ctrl+C).") == 1
+    assert "Traceback" not in erros + saida and "terminate called" not in erros
+    assert segundos < 15, segundos  # a máquina é dividida; sem o conserto, ~120 s
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py")))
+def test_ajuda_cabe_em_80_colunas(script):
+    """Nenhuma linha do --help passa de 80 colunas com COLUMNS=80 (eram 117), nem com
+    um LAB_MODELO comprido."""
+    r = rodar_script(script, "--help", env={"PYTHONIOENCODING": "utf-8",
+                                            "LAB_MODELO": "/tmp/" + "m" * 120})
+    assert r.returncode == 0, r.erros
+    longas = [l for l in r.stdout.decode("utf-8").splitlines() if len(l) > 80]
+    assert not longas, longas
+
+
+def test_ajuda_quebra_linhas_longas_da_descricao_com_recuo():
+    fmt = common._Formatador("x", width=40)
+    texto = fmt._fill_text("Experimentos:\n  1. " + "palavra " * 12, 40, "")
+    linhas = texto.splitlines()
+    assert linhas[0] == "Experimentos:" and linhas[1].startswith("  1. palavra")
+    assert all(len(l) <= 40 for l in linhas) and linhas[2].startswith("     palavra")
+
+
+def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, capsys):
+    """A lição 00 mandava para a 05 mesmo com a 01 pronta; agora o próximo passo é
+    calculado do disco e avisa quando a seguinte do mapa ainda está sendo escrita."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for nome in ("00_check.py", "05_block.py", "06_gpt2.py", "09_scaling.py", "common.py"):
+        (lab / nome).write_text("")
+    assert common.proxima_licao("00", lab) == ("lab/05_block.py", "apostilas/05_block.md", "01")
+    assert common.proxima_licao("05", lab) == ("lab/06_gpt2.py", "apostilas/06_gpt2.md", None)
+    assert common.proxima_licao("06", lab) == ("lab/09_scaling.py", "apostilas/09_scaling.md",
+                                               "07")
+    assert common.proxima_licao("09", lab) == (None, None, None)
+    (lab / "01_tokens.py").write_text("")
+    assert common.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
+                                               None)
+    # no resumo, mesmo que a lição passe um `proxima` antigo
+    monkeypatch.setattr(common, "PASTA_LAB", lab)
+    (lab / "01_tokens.py").unlink()
+    licao = common.Licao("00", "teste", [(1, "ok", False)],
+                         proxima=("lab/05_block.py", "apostilas/05_block.md"))
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args([])
+    assert licao.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/05_block.py (leia apostilas/05_block.md)." in saida
+    assert "(a lição 01 ainda está sendo escrita)" in saida
+    (lab / "01_tokens.py").write_text("")
+    assert licao.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/01_tokens.py (leia apostilas/01_tokens.md)." in saida
+    assert "sendo escrita" not in saida
+
+
+def test_esperar_devolve_na_ordem_e_repassa_excecoes():
+    import concurrent.futures
+    import time
+
+    def devagar(x):
+        time.sleep(0.3 * (3 - x))
+        return x * 10
+
+    with concurrent.futures.ThreadPoolExecutor(3) as threads:
+        assert common.esperar([threads.submit(devagar, x) for x in range(3)]) == [0, 10, 20]
+        with pytest.raises(ZeroDivisionError):
+            common.esperar([threads.submit(lambda: 1 / 0)])
+
+
+@pytest.mark.parametrize("redirecao, esperado", [("0<&-", "None"), ("0</dev/null", "None"),
+                                                 ("0<<< 'oi'", "'oi'")])
+def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
+    """Base do --pausa e do --interativo: sem stdin, segue em vez de quebrar."""
+    codigo = "import common; print(repr(common.perguntar('> ')))"
+    r = subprocess.run(["bash", "-c", f'exec {redirecao}; exec "$0" -c "$1"',
+                        sys.executable, codigo], cwd=RAIZ / "lab", capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.strip().endswith(esperado)
+
+
+def test_licao_gpt2_passa_a_margem(monkeypatch):
+    monkeypatch.setattr(common, "memoria_disponivel", lambda: 2**28)
+    licao = common.Licao("99", "teste", [(1, "usa o GPT-2", True)])
+    licao.args = common.criar_parser("x", "x", licao.experimentos).parse_args(
+        ["--modelo", "gpt2"])
+    with pytest.raises(common.ExperimentoPulado, match="vezes 2,5, a margem"):
+        licao.gpt2(margem=2.5)
+
+
+def test_ferramenta_outra_cpu_compara_as_duas_execucoes():
+    """ferramentas/outra_cpu.py: uma lição sem contas de ponto flutuante instáveis
+    não muda em nenhuma linha (as de tempo não contam)."""
+    r = subprocess.run([sys.executable, "ferramentas/outra_cpu.py", "lab/09_scaling.py",
+                        "--so", "2"], cwd=RAIZ, capture_output=True, timeout=300,
+                       env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    saida = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0 and "Nenhuma linha muda" in saida, saida
+    assert int(saida.split("(")[1].split()[0]) > 5  # comparou a saída de verdade
