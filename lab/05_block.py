@@ -3,12 +3,45 @@
 Atenção (os tokens conversam) + MLP (cada token pensa sozinho), cada um com
 LayerNorm antes e conexão residual em volta. Leia junto: apostilas/05_block.md.
 """
-import concurrent.futures
+import argparse
 import functools
 import math
 import sys
 
 import common
+
+# Experimento 2: os padrões de --passos e --taxa (o exercício 2 da apostila os muda).
+PASSOS = 20      # passos de treino
+TAXA = 3e-3      # taxa de aprendizado do Adam (sem aquecimento)
+
+
+def _passos(texto):
+    try:
+        n = int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{texto}: use pelo menos 1 passo")
+    return n
+
+
+def _taxa(texto):
+    try:
+        x = float(texto.replace(",", "."))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' não é um número; exemplo: --taxa 1e-3") from None
+    if not 0 < x <= 1:
+        raise argparse.ArgumentTypeError(f"{texto}: use uma taxa entre 0 e 1")
+    return x
+
+
+def _argumentos(parser):
+    parser.add_argument("--passos", type=_passos, default=PASSOS, metavar="N",
+                        help=f"passos de treino do experimento 2 (padrão: {PASSOS})")
+    parser.add_argument("--taxa", type=_taxa, default=TAXA, metavar="X",
+                        help="taxa de aprendizado do experimento 2 (padrão: 3e-3)")
+
 
 LICAO = common.Licao(
     "05", "O bloco Transformer completo",
@@ -21,6 +54,7 @@ LICAO = common.Licao(
         (6, "GELU contra ReLU em ASCII", False),
     ],
     proxima=("lab/06_gpt2.py", "apostilas/06_gpt2.md"),
+    argumentos=_argumentos,
 )
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha aparece antes do torch
@@ -186,7 +220,13 @@ def nova_pilha(pre_ln, semente, camadas=40, d=32, h=4):
     return Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
 
 
-def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3, barra=None,
+# Os limiares dos veredictos: as frases do resumo se escolhem por eles.
+COLAPSO = 100    # queda do gradiente da camada 1 (início ÷ fim) que chamamos de colapso
+MARGEM = 0.1     # perda a menos disto de ln 16 conta como "no acaso"
+ACASO = math.log(16)  # perda de chutar ao acaso entre 16 tokens
+
+
+def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA, barra=None,
                   modelo=None):
     """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
     if modelo is None:
@@ -210,28 +250,105 @@ def treinar_pilha(pre_ln, semente, passos=20, camadas=40, d=32, h=4, lr=3e-3, ba
     return perfil, grad1, perdas
 
 
+def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA):
+    """Pre-LN e depois Post-LN, cada uma com seus pesos e seu gerador de lotes.
+
+    Uma depois da outra, na thread principal: Ctrl+C para na hora (com duas threads de
+    treino, o torch às vezes aborta o processo ao sair)."""
+    return tuple(treinar_pilha(pre_ln, semente, passos=passos, lr=lr, barra=barra)
+                 for pre_ln in (True, False))
+
+
 def quedas(grad1):
-    """Quanto o gradiente da camada 1 caiu: início / menor valor dos 5 últimos passos."""
-    return grad1[0] / min(grad1[-5:])
+    """Quanto o gradiente da camada 1 caiu: (início ÷ último passo, início ÷ menor valor)."""
+    return grad1[0] / grad1[-1], grad1[0] / min(grad1)
+
+
+def taxa_legivel(x):
+    """3e-3, 1e-3, 1,5e-3: os algarismos que a taxa tem, nem mais nem menos."""
+    casas = next((c for c in range(6) if float(f"{x:.{c}e}") == x), 6)
+    return common.cientifico(x, casas)
+
+
+def vezes(x):
+    """Fator legível: 3,1x, 15,2x, 5,7e6x."""
+    return f"{common.cientifico(x, 1)}x" if x >= 1000 else f"{num(x, 1)}x"
+
+
+def frase_gradiente(nome, grad1):
+    """O veredicto sobre o gradiente da camada 1, escolhido pelo limiar COLAPSO."""
+    if not all(math.isfinite(g) and g > 0 for g in grad1):
+        return f"{nome}: o gradiente da camada 1 virou zero, NaN ou infinito: o treino divergiu."
+    fim, pior = quedas(grad1)
+    passos = len(grad1) - 1
+    if fim >= COLAPSO:
+        return (f"{nome}: em {passos} passos, o gradiente da camada 1 caiu {vezes(fim)} "
+                f"(limiar: {COLAPSO}x):\ncolapsou; a primeira camada parou de aprender.")
+    if pior >= COLAPSO:
+        no_fim = (f"{vezes(fim)} abaixo do início" if fim >= 1 else
+                  f"{vezes(1 / fim)} acima do início")
+        return (f"{nome}: o gradiente da camada 1 chegou a cair {vezes(pior)}, mas voltou\n"
+                f"(no passo {passos}, {no_fim}): não ficou colapsado.")
+    if pior >= 2:
+        return (f"{nome}: o gradiente da camada 1 caiu no máximo {vezes(pior)} "
+                f"(limiar: {COLAPSO}x):\nencolheu, mas não colapsou.")
+    return (f"{nome}: o gradiente da camada 1 não encolheu (caiu no máximo {vezes(pior)}):\n"
+            "nada de colapso.")
+
+
+def frase_perda(perdas):
+    """O veredicto sobre a perda, comparada com o acaso (ln 16) e a margem MARGEM."""
+    fim = perdas[-1]
+    acaso = f"ln 16 = {num(ACASO, 2)}"
+    if not math.isfinite(fim):
+        return "A perda virou NaN ou infinito: o treino divergiu."
+    if fim <= ACASO - MARGEM:
+        return (f"A perda foi de {num(perdas[0], 2)} a {num(fim, 2)}, {num(ACASO - fim, 2)} "
+                f"abaixo do acaso ({acaso}):\na rede está aprendendo.")
+    if fim < ACASO + MARGEM:
+        return (f"A perda terminou em {num(fim, 2)}, no acaso ({acaso}, margem de "
+                f"{num(MARGEM, 2)}):\nainda não dá para dizer que a rede aprende.")
+    return (f"A perda terminou em {num(fim, 2)}, acima do acaso ({acaso}): pior que "
+            "chutar.")
+
+
+def frase_inicio(razao):
+    """Na camada 1, no início: Post/Pre da mesma ordem (entre 1/3 e 3) é "nada sumiu"."""
+    texto = f"No início, na camada 1, Post/Pre = {num(razao, 2)}"
+    if 1 / 3 < razao < 3:
+        return texto + ": mesma ordem, nada sumiu."
+    return texto + (": o Post-LN já começa com muito menos." if razao <= 1 / 3 else
+                    ": o Post-LN já começa com muito mais.")
+
+
+def frase_profundidade(razao, L1, L2):
+    """Como o gradiente do último bloco muda de L1 para L2 blocos, contra 1/raiz(L)."""
+    teoria = math.sqrt(L1 / L2)
+    if razao >= 1:
+        return "não encolhe."
+    if razao > 1.25 * teoria:
+        return "encolhe, mais devagar que 1/raiz(L)."
+    if razao >= 0.8 * teoria:
+        return "encolhe como 1/raiz(L)."
+    return "encolhe mais depressa que 1/raiz(L)."
 
 
 def exp_pre_post(licao):
-    semente = licao.args.semente
+    semente, passos, taxa = licao.args.semente, licao.args.passos, licao.args.taxa
     dizer("40 blocos, d = 32, 4 cabeças, FFN 128, GELU, causal; tarefa: prever o\n"
           "token anterior (vocabulário 16, 12 posições, lote 16). Perda: entropia\n"
-          "cruzada pela cabeça de saída. Adam, taxa 3e-3, SEM aquecimento.\n")
+          f"cruzada pela cabeça de saída. Adam, taxa {taxa_legivel(taxa)}, SEM aquecimento;\n"
+          f"{passos} passos de treino.\n")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
-        pilhas = {pre_ln: nova_pilha(pre_ln, semente) for pre_ln in (True, False)}
-        # As duas pilhas treinam ao mesmo tempo, uma em cada núcleo (mesmos números
-        # que uma depois da outra: cada uma tem seus pesos e seu gerador de lotes).
-        with common.Progresso(2 * 21, "treinando Pre-LN e Post-LN") as barra, \
-                concurrent.futures.ThreadPoolExecutor(2) as threads_de_treino:
-            futuros = {pre_ln: threads_de_treino.submit(treinar_pilha, pre_ln, semente,
-                                                         barra=barra, modelo=pilha)
-                       for pre_ln, pilha in pilhas.items()}
-            pre, pos = futuros[True].result(), futuros[False].result()
+        with common.Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
+            pre, pos = treinar_as_duas(semente, barra, passos, taxa)
+            # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
+            raso = {}
+            for pre_ln in (True, False):
+                raso[pre_ln] = treinar_pilha(pre_ln, semente, passos=0, camadas=10)[0][-1]
+                barra.avancar()
     finally:
         torch.set_num_threads(threads)
     camadas = len(pre[0])
@@ -240,21 +357,26 @@ def exp_pre_post(licao):
     for i in (0, 1, 9, 19, 29, camadas - 1):
         dizer(f"  {i + 1:>6} {num(pre[0][i], 4):>10} {num(pos[0][i], 4):>10} "
               f"{num(pos[0][i] / pre[0][i], 2):>9}")
-    dizer(f"\nNo início, nada sumiu: na camada 1, Post/Pre = {num(pos[0][0] / pre[0][0], 2)}."
-          f"\nNa camada {camadas}, o Post-LN recebe {num(pos[0][-1] / pre[0][-1], 1)}x "
-          "o gradiente do Pre-LN.\nNo Pre-LN, o gradiente das últimas camadas encolhe quando a "
-          "pilha\ntem mais camadas (como 1/raiz(L), L = total de blocos).\n")
+    dizer("\n" + frase_inicio(pos[0][0] / pre[0][0]))
+    dizer(f"Na camada {camadas}, o Post-LN recebe {num(pos[0][-1] / pre[0][-1], 1)}x "
+          "o gradiente do Pre-LN.")
+    dizer(f"\nMais blocos, no início: gradiente do último bloco com L = 10 e L = {camadas}\n"
+          f"(se encolhesse como 1/raiz(L), ficaria x{num(math.sqrt(10 / camadas), 2)}):")
+    for nome, pre_ln, perfil in (("Pre-LN", True, pre[0]), ("Post-LN", False, pos[0])):
+        razao = perfil[-1] / raso[pre_ln]
+        dizer(f"  {nome:<8} {num(raso[pre_ln], 4)} -> {num(perfil[-1], 4)}  (x{num(razao, 2)}): "
+              + frase_profundidade(razao, 10, camadas))
+    dizer()
     dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
     dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
-    passos = len(pre[1]) - 1
-    for p in range(0, passos + 1, 2):
+    for p in range(0, passos + 1, max(1, passos // 10)):
         dizer(f"  {p:>6} {common.cientifico(pre[1][p]):>10} {num(pre[2][p], 2):>7}   "
               f"{common.cientifico(pos[1][p]):>10} {num(pos[2][p], 2):>7}")
-    dizer(f"\nPost-LN: em {passos} passos o gradiente da camada 1 caiu "
-          f"{common.cientifico(quedas(pos[1]), 1)} vezes,\ne a perda ficou no acaso "
-          f"(ln 16 = {num(math.log(16), 2)}): a primeira camada parou de aprender.")
-    dizer(f"Pre-LN: o gradiente variou (queda de {num(quedas(pre[1]), 1)}x no máximo) e a "
-          f"perda desceu\nde {num(pre[2][0], 2)} a {num(pre[2][-1], 2)}: a rede está aprendendo.\n")
+    for nome, (_, g, perdas) in (("Post-LN", pos), ("Pre-LN", pre)):
+        dizer()
+        dizer(frase_gradiente(nome, g))
+        dizer(frase_perda(perdas))
+    dizer()
     xs = list(range(passos + 1))
     dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
                                altura=12, rotulo_y="gradiente da camada 1 (escala log)",
@@ -318,7 +440,7 @@ def exp_norma_residual(licao):
         dizer(f"  {rotulo:<10} {num(float(demais[i]), 1):>14} {fator:>7} "
               f"{num(float(pos0[i]), 1):>11}")
     medio = float(demais[-1] / demais[0]) ** (1 / L)
-    dizer(f"\nCrescimento médio por bloco (posições >= 1): {num(medio, 3)}x; "
+    dizer(f"\nCrescimento médio por bloco (posições >= 1): {num(medio, 3)}x;\n"
           f"do embedding ao bloco {L}: {num(float(demais[-1] / demais[0]), 1)}x.")
     xs = list(range(L + 1))
     dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
@@ -364,9 +486,38 @@ def _token(tokenizador, i, limite=7, espaco=None):
     return (texto.replace(" ", espaco) or "?")[:limite]
 
 
-def exp_logit_lens(licao):
+def tabelas_lente(titulo, entrada, linhas, largura):
+    """A tabela da lente em partes de colunas consecutivas, tantas quantas forem
+    precisas para cada uma caber em `largura` colunas sem cortar nenhum token.
+
+    entrada: o token de cada posição (cabeçalhos); linhas: [(rótulo, [token por posição])].
+    """
+    from rich.measure import Measurement
     from rich.table import Table
 
+    terminal = common.console()
+    sem_limite = terminal.options.update_width(10_000)  # a largura que a tabela pede
+    T = len(entrada)
+    for partes in range(1, T + 1):
+        tamanho = math.ceil(T / partes)
+        tabelas = []
+        for inicio in range(0, T, tamanho):
+            fim = min(inicio + tamanho, T)
+            nome = titulo if tamanho >= T else f"{titulo} (posições {inicio + 1} a {fim} de {T})"
+            tabela = Table(box=common.caixa_tabela(), pad_edge=False)
+            tabela.nome = nome  # impresso à parte, quebrado na largura do terminal
+            tabela.add_column("#", no_wrap=True, min_width=3)
+            for t in entrada[inicio:fim]:
+                tabela.add_column(t, no_wrap=True)
+            for rotulo, tokens in linhas:
+                tabela.add_row(rotulo, *tokens[inicio:fim])
+            tabelas.append(tabela)
+        if all(Measurement.get(terminal, sem_limite, t).maximum <= largura for t in tabelas):
+            return tabelas
+    return tabelas  # nem uma coluna por parte cabe: o terminal é estreito demais
+
+
+def exp_logit_lens(licao):
     modelo, tokenizador = licao.gpt2()
     dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
           "a última é a saída do próprio modelo. Célula: o próximo token mais provável\n"
@@ -377,18 +528,15 @@ def exp_logit_lens(licao):
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
         entrada = [_token(tokenizador, t) for t in ids[0]]
-        tabela = Table(title=f"\"{texto}\"", box=common.caixa_tabela(), pad_edge=False)
-        tabela.add_column("#", no_wrap=True, min_width=3)
-        for t in entrada:
-            tabela.add_column(t, no_wrap=True, overflow="crop")
         L = p.shape[0] - 1
-        for c in range(L + 1):
-            rotulo = "emb" if c == 0 else str(c)
-            tabela.add_row(rotulo, *[_token(tokenizador, x) for x in i[c]])
-        common.console().print(tabela)
+        linhas = [("emb" if c == 0 else str(c), [_token(tokenizador, x) for x in i[c]])
+                  for c in range(L + 1)]
+        for tabela in tabelas_lente(f"\"{texto}\"", entrada, linhas, common.largura()):
+            dizer(common.quebrar(tabela.nome + ":"))
+            common.console().print(tabela)
         final = _token(tokenizador, i[L, -1], 20, " ")
-        dizer(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
-              f"({pct(float(p[L, -1]))}).\n")
+        dizer(common.quebrar(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
+                             f"({pct(float(p[L, -1]))}).") + "\n")
     if not licao.quer_figuras:
         return
     # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.
@@ -430,7 +578,7 @@ def exp_parametros(licao):
     cfg = modelo.config
     d, L = cfg.n_embd, cfg.n_layer
     bloco = modelo.transformer.h[0]
-    dizer(f"Contagem {origem}: d = {d}, {L} blocos.\n")
+    dizer(common.quebrar(f"Contagem {origem}: d = {d}, {L} blocos.") + "\n")
     pecas = [("attn.c_attn", bloco.attn.c_attn, "atenção"),
              ("attn.c_proj", bloco.attn.c_proj, "atenção"),
              ("mlp.c_fc", bloco.mlp.c_fc, "MLP"),

@@ -101,43 +101,60 @@ def test_razoes_no_inicio_em_dez_sementes(um_thread):
 
 
 @pytest.fixture(scope="module")
-def extremos():
-    """Só as corridas que dão as pontas das faixas citadas (medidas nas sementes 0 a 9):
-    Pre-LN 0, 3 e 7 (perda final mais baixa e mais alta, maior queda); Post-LN 4, 5 e 6
-    (menor e maior queda, perda final mais alta e mais baixa)."""
+def sementes():
+    """Pre-LN nas sementes 0 a 9 (a apostila conta em quantas o script diz "aprendendo");
+    Post-LN só nas que dão as pontas citadas (medidas nas sementes 0 a 9): 2 (menor queda),
+    6 (maior queda) e 5 (perda mais longe do acaso)."""
     antes = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        pre = {s: L05.treinar_pilha(True, s) for s in (0, 3, 7)}
-        pos = {s: L05.treinar_pilha(False, s) for s in (4, 5, 6)}
+        pre = {s: L05.treinar_pilha(True, s) for s in range(10)}
+        pos = {s: L05.treinar_pilha(False, s) for s in (2, 5, 6)}
         return pre, pos
     finally:
         torch.set_num_threads(antes)
 
 
-def test_treino_sem_aquecimento_faixas(extremos):
-    pre, pos = extremos
-    queda_pos = [L05.quedas(r[1]) for r in pos.values()]
-    queda_pre = [L05.quedas(r[1]) for r in pre.values()]
-    perda_pos = [r[2][-1] for r in pos.values()]
-    perda_pre = [r[2][-1] for r in pre.values()]
-    # "caiu mais de um milhão de vezes em todas (chegando a alguns bilhões)"
-    assert min(queda_pos) > 1e6 and 1e9 < max(queda_pos) < 1e10
-    diz("caiu mais de um milhão de vezes em todas as dez sementes** (chegando a alguns bilhões)")
-    # "variou no máximo cerca de 14 vezes"
-    assert all(q < 15 for q in queda_pre) and max(queda_pre) > 12
-    diz("variou no máximo cerca de 14 vezes")
-    # perdas: Post-LN em cima do acaso, Pre-LN abaixo dele
-    diz(f"terminou entre {common.num(min(perda_pos), 2)} e {common.num(max(perda_pos), 2)}, "
-        "em cima do acaso")
-    assert all(p < math.log(16) for p in perda_pre)
-    assert 2.45 < min(perda_pre) < 2.55 and 2.70 < max(perda_pre) < math.log(16)
+def test_treino_sem_aquecimento_faixas(sementes):
+    pre, pos = sementes
+    queda_pos = [L05.quedas(r[1])[0] for r in pos.values()]
+    assert min(queda_pos) > 1e5 and max(queda_pos) > 1e9
+    assert all("colapsou;" in L05.frase_gradiente("Post-LN", r[1]) for r in pos.values())
+    assert all(abs(r[2][-1] - math.log(16)) < 0.05 for r in pos.values())
+    diz("terminou mais de cem mil vezes abaixo do início em todas as dez sementes** "
+        "(chegando a bilhões)")
+    diz("terminou a menos de 0,05 de ln 16")
+    pior_pre = [L05.quedas(r[1])[1] for r in pre.values()]
+    assert 14 < max(pior_pre) < 16
+    diz("caiu no máximo cerca de 15 vezes (longe dos 100)")
+    perdas = [r[2][-1] for r in pre.values()]
+    assert all(p < math.log(16) for p in perdas)
+    assert 2.45 < min(perdas) < 2.55 and 2.70 < max(perdas) < math.log(16)
     diz("(de cerca de 2,5 a 2,75)")
+    aprende = [s for s, r in pre.items() if "aprendendo" in L05.frase_perda(r[2])]
+    nao = [s for s in pre if s not in aprende]
+    assert len(aprende) == 6 and nao == [1, 3, 5, 7]
+    diz("só em 6 das 10 sementes ficou mais de 0,10 abaixo dele. Nas sementes 1, 3, 5 e 7")
+    assert "(2,75)" in TEXTO and common.num(pre[3][2][-1], 2) == "2,75"
 
 
 def test_taxa_menor_colapsa_na_maioria_mas_nao_em_todas(um_thread):
-    quedas = {s: L05.quedas(L05.treinar_pilha(False, s, passos=40, lr=1e-3)[1]) for s in (0, 4)}
-    assert quedas[0] > 100      # a maioria das sementes colapsa (0, 1, 2, 3, 5 a 9)
-    assert quedas[4] < 20       # a semente 4 não, em 40 passos
+    g = {s: L05.treinar_pilha(False, s, passos=40, lr=1e-3)[1] for s in (0, 4)}
+    assert "colapsou;" in L05.frase_gradiente("Post-LN", g[0])   # a maioria colapsa
+    assert "não colapsou" in L05.frase_gradiente("Post-LN", g[4])  # a semente 4, não
+    assert 10 < L05.quedas(g[4])[1] < 100
     diz("Com uma taxa menor, 1e-3, o\ncolapso ainda acontece na maioria das sementes, mas não em "
         "todas, dentro de 40 passos.")
+    diz("com a semente 4, o gradiente encolhe dezenas de vezes, mas não 100")
+
+
+def test_raiz_de_L_medida():
+    r = L05.frase_profundidade
+    assert r(0.74, 10, 40) == "encolhe, mais devagar que 1/raiz(L)." and r(1.90, 10, 40) == \
+        "não encolhe."
+    diz("O Pre-LN encolhe, mas menos (×0,74); o Post-LN não encolhe (×1,90).")
+
+
+def test_doze_por_cento_marcado_como_gpt2_real():
+    diz("cerca de 12 % das posições (número medido no GPT-2 de verdade, não reproduzível aqui "
+        "sem ele; o script não o imprime)")

@@ -3,6 +3,9 @@ logit lens e normas contra contas independentes, contagens e GELU contra FACTS.m
 from __future__ import annotations
 
 import math
+import os
+import re
+import types
 
 import pytest
 import torch
@@ -10,7 +13,7 @@ from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 import common
-from conftest import rodar_script
+from conftest import RAIZ, rodar_script
 
 L05 = common.importar_licao("05_block")
 
@@ -76,7 +79,12 @@ def test_atencao_e_causal():
 # ------------------------------------------------------------ experimento 2
 @pytest.fixture(scope="module")
 def corridas():
-    return {s: (L05.treinar_pilha(True, s), L05.treinar_pilha(False, s)) for s in (0, 1, 2)}
+    antes = torch.get_num_threads()
+    torch.set_num_threads(1)  # modelo minúsculo: um thread é mais rápido e dá o mesmo
+    try:
+        return {s: (L05.treinar_pilha(True, s), L05.treinar_pilha(False, s)) for s in (0, 1, 2)}
+    finally:
+        torch.set_num_threads(antes)
 
 
 @pytest.mark.parametrize("semente", [0, 1, 2])
@@ -84,14 +92,177 @@ def test_post_ln_colapsa_e_pre_ln_nao(corridas, semente):
     (perfil_pre, g_pre, perda_pre), (perfil_pos, g_pos, perda_pos) = corridas[semente]
     # no início, nada sumiu: na camada 1 os dois são da mesma ordem
     assert 0.3 < perfil_pos[0] / perfil_pre[0] < 3
+    assert "nada sumiu" in L05.frase_inicio(perfil_pos[0] / perfil_pre[0])
     # Xiong et al.: no início o Post-LN recebe mais gradiente nas últimas camadas
     assert perfil_pos[-1] / perfil_pre[-1] > 1.5
-    # treinando sem aquecimento: o gradiente da camada 1 do Post-LN cai >= 100x
-    assert L05.quedas(g_pos) >= 100
-    assert L05.quedas(g_pre) < 100
+    # treinando sem aquecimento: o gradiente da camada 1 do Post-LN cai >= 100x e fica
+    assert L05.quedas(g_pos)[0] >= 100 and "colapsou" in L05.frase_gradiente("Post-LN", g_pos)
+    assert L05.quedas(g_pre)[1] < 100 and "não colapsou" in L05.frase_gradiente("Pre-LN", g_pre)
     # e a perda do Post-LN fica no acaso, a do Pre-LN desce abaixo dela
-    assert abs(perda_pos[-1] - math.log(16)) < 0.1
+    assert abs(perda_pos[-1] - math.log(16)) < 0.1 and " no acaso" in L05.frase_perda(perda_pos)
     assert perda_pre[-1] < perda_pos[-1] - 0.02
+
+
+def test_exercicio_semente_4_nao_colapsa():
+    """O exemplo da issue: passos=40, lr=1e-3, semente 4. O gradiente do Post-LN encolhe
+    (dezenas de vezes no pior passo), mas não 100x: a frase não pode dizer "parou"."""
+    antes = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        g = L05.treinar_pilha(False, 4, passos=40, lr=1e-3)[1]
+    finally:
+        torch.set_num_threads(antes)
+    fim, pior = L05.quedas(g)
+    assert 2 < pior < 100 and fim < 100
+    frase = L05.frase_gradiente("Post-LN", g)
+    assert "encolheu, mas não colapsou" in frase and "parou de aprender" not in frase
+
+
+# Os limiares, com números sintéticos: a frase segue os números, não a semente.
+def test_frase_gradiente_limiar_de_colapso():
+    assert L05.COLAPSO == 100
+    assert "colapsou; a primeira camada parou de aprender" in L05.frase_gradiente(
+        "Post-LN", [1.0, 0.5, 0.01])                       # exatamente 100x
+    frase = L05.frase_gradiente("Post-LN", [1.0, 0.5, 1 / 99.9])
+    assert "parou" not in frase and "não colapsou" in frase and "99,9x" in frase
+    frase = L05.frase_gradiente("Post-LN", [0.9, 0.1])      # 9x
+    assert "caiu no máximo 9,0x" in frase and "encolheu, mas não colapsou" in frase
+    assert "caiu 5,7e6x" in L05.frase_gradiente("Post-LN", [5.7, 1e-6])
+
+
+def test_frase_gradiente_diz_a_maior_queda_do_treino():
+    # o menor valor está no começo: a frase antiga (início ÷ menor dos 5 últimos) diria 2x
+    g = [1.0, 0.05] + [0.5] * 10
+    assert L05.quedas(g) == (2.0, 20.0)
+    assert "caiu no máximo 20,0x" in L05.frase_gradiente("Pre-LN", g)
+    # caiu 1000x e voltou: não é colapso, e a frase diz onde terminou
+    frase = L05.frase_gradiente("Post-LN", [1.0, 1e-3, 2.0])
+    assert "chegou a cair 1,0e3x, mas voltou" in frase and "2,0x acima do início" in frase
+    assert "não encolheu" in L05.frase_gradiente("Pre-LN", [1.0, 1.3, 0.8])
+    assert "divergiu" in L05.frase_gradiente("Pre-LN", [1.0, float("nan")])
+
+
+def test_frase_perda_compara_com_o_acaso():
+    acaso = math.log(16)
+    # a semente 3 da issue: de 2,90 a 2,75 não é "aprendendo" (está a 0,02 do acaso)
+    frase = L05.frase_perda([2.90, 2.75])
+    assert "aprendendo" not in frase and "no acaso" in frase
+    assert "a rede está aprendendo" in L05.frase_perda([2.88, 2.50])
+    assert "a rede está aprendendo" in L05.frase_perda([2.88, acaso - L05.MARGEM])
+    assert "aprendendo" not in L05.frase_perda([2.88, acaso - L05.MARGEM + 1e-3])
+    assert "acima do acaso" in L05.frase_perda([2.9, 3.2])
+    assert "divergiu" in L05.frase_perda([2.9, float("inf")])
+
+
+def test_frase_profundidade_e_inicio():
+    r = math.sqrt(10 / 40)                                  # 1/raiz(L) exato: x0,50
+    assert L05.frase_profundidade(r, 10, 40) == "encolhe como 1/raiz(L)."
+    assert "mais devagar" in L05.frase_profundidade(0.74, 10, 40)
+    assert "mais depressa" in L05.frase_profundidade(0.2, 10, 40)
+    assert L05.frase_profundidade(1.9, 10, 40) == "não encolhe."
+    assert "nada sumiu" in L05.frase_inicio(0.96)
+    assert "muito menos" in L05.frase_inicio(0.1) and "muito mais" in L05.frase_inicio(5)
+
+
+def test_barra_conta_os_passos_pedidos(monkeypatch):
+    """O total da barra sai do número de passos (o exercício 2 o muda), não de 2 * 21."""
+    registro = {"total": None, "avancos": 0}
+
+    class Barra:
+        def __init__(self, total, _texto):
+            registro["total"] = total
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_):
+            return False
+
+        def avancar(self):
+            registro["avancos"] += 1
+
+    monkeypatch.setattr(common, "Progresso", Barra)
+    monkeypatch.setattr(common, "dizer", lambda *_: None)
+    monkeypatch.setattr(L05, "dizer", lambda *_: None)
+    args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3)
+    L05.exp_pre_post(types.SimpleNamespace(args=args, quer_figuras=False))
+    assert registro["total"] == registro["avancos"] == 2 * (3 + 1) + 2
+
+
+def test_passos_e_taxa_pela_linha_de_comando():
+    r = rodar_script("05_block.py", "--so", "2", "--passos", "2", "--taxa", "1e-3",
+                     "--sem-figuras")
+    assert r.returncode == 0, r.saida + r.erros
+    assert "Adam, taxa 1e-3, SEM aquecimento;" in r.saida and "2 passos de treino" in r.saida
+    linhas = r.saida.splitlines()
+    inicio = next(i for i, linha in enumerate(linhas) if linha.split()[:1] == ["passo"]) + 1
+    tabela = linhas[inicio:linhas.index("", inicio)]
+    assert [int(linha.split()[0]) for linha in tabela] == [0, 1, 2]
+    for ruim in ("0", "-3", "x"):
+        r = rodar_script("05_block.py", "--passos", ruim)
+        assert r.returncode == 2 and "Traceback" not in r.erros and "--passos" in r.erros
+    for ruim in ("0", "2", "abc", "nan"):
+        r = rodar_script("05_block.py", "--taxa", ruim)
+        assert r.returncode == 2 and "Traceback" not in r.erros and "--taxa" in r.erros
+
+
+def test_ctrl_c_no_treino_para_ja():
+    """Ctrl+C (duas vezes) no meio do treino, num terminal de verdade (pty, com a barra
+    de progresso): sai com 130, uma linha, sem abortar (com duas threads de treino, o
+    processo abortava: "terminate called without an active exception"). Com 100.000
+    passos, esperar o treino acabar levaria horas; o teste exige que pare antes de 60 s
+    (esta máquina é lenta para sair: só importar o torch e sair pode levar segundos)."""
+    pty = pytest.importorskip("pty")
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    mestre, escravo = pty.openpty()
+    ambiente = dict(os.environ, COLUMNS="80", TERM="xterm", NO_COLOR="1", HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(RAIZ / "lab" / "05_block.py"), "--so", "2", "--sem-figuras",
+         "--passos", "100000"], stdin=escravo, stdout=escravo, stderr=escravo,
+        env=ambiente, cwd=RAIZ)
+    os.close(escravo)
+    saida = b""
+
+    def ler(segundos):
+        nonlocal saida
+        fim = time.monotonic() + segundos
+        while time.monotonic() < fim:
+            pronto, _, _ = select.select([mestre], [], [], 0.05)
+            if pronto:
+                try:
+                    dados = os.read(mestre, 4096)
+                except OSError:
+                    return
+                if not dados:
+                    return
+                saida += dados
+
+    try:
+        inicio = time.monotonic()
+        while not re.search(rb" [1-9][0-9]*/200004", saida):  # o treino já deu passos
+            assert time.monotonic() - inicio < 200, saida[-500:]
+            ler(0.2)
+        proc.send_signal(signal.SIGINT)
+        ler(0.1)
+        proc.send_signal(signal.SIGINT)       # o aluno impaciente aperta de novo
+        ler(60)
+        codigo = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(mestre)
+    texto = saida.decode("utf-8", "replace")
+    # 130; ou, se o 2º Ctrl+C cai na finalização do torch (segundos nesta máquina), o
+    # processo morre pelo próprio SIGINT, que o terminal também mostra como 130
+    assert codigo in (130, -signal.SIGINT), texto[-800:]
+    assert texto.count("Interrompido (Ctrl+C).") == 1
+    assert "terminate called" not in texto and "Traceback" not in texto
+    assert "Resumo" not in texto
 
 
 def test_tarefa_do_token_anterior():
@@ -172,10 +343,43 @@ def test_gelu_bate_com_facts():
 
 
 # ------------------------------------------------------------ de ponta a ponta
+def _linhas_largas(texto, limite=80):
+    return [linha for linha in texto.splitlines() if len(linha) > limite]
+
+
+@pytest.mark.parametrize("colunas", ["80", "60"])
+def test_logit_lens_mostra_os_tokens_inteiros(pequeno, gpt2_pequeno, colunas):
+    """Em 80 (e 60) colunas, nenhum token da tabela é cortado: a tabela sai em partes de
+    colunas consecutivas. Cada linha (camada) das partes, juntas, tem exatamente os
+    tokens que a lente calcula (antes, o rich cortava a última coluna em 3 caracteres)."""
+    r = rodar_script("05_block.py", "--so", "4", "--sem-figuras",
+                     env={"LAB_MODELO": str(gpt2_pequeno), "COLUMNS": colunas})
+    assert r.returncode == 0, r.saida + r.erros
+    if colunas == "80":  # em 60, o texto corrido passa; as tabelas, não (conferidas abaixo)
+        assert not _linhas_largas(r.saida)
+    modelo, tok = pequeno
+    regioes = r.saida.split('\nDepois de "')          # uma por frase, antes do veredito
+    for texto, regiao in zip(L05.LENTE, regioes):
+        ids = tok(texto, return_tensors="pt")["input_ids"]
+        _, i = L05.logit_lens(modelo, ids)
+        celulas = [linha.replace("|", " ").split() for linha in regiao.splitlines()]
+        for c in range(i.shape[0]):
+            rotulo = "emb" if c == 0 else str(c)
+            esperado = "".join(L05._token(tok, x, espaco="_") for x in i[c])
+            esperado = esperado.encode("cp1252", "replace").decode("cp1252")
+            achado = "".join("".join(cs[1:]) for cs in celulas if cs[:1] == [rotulo]
+                             and len(cs) > 1)
+            assert achado == esperado, (texto, rotulo)
+
+
 def test_licao_inteira_com_modelo(gpt2_pequeno, tmp_path):
     r = rodar_script("05_block.py", "--figuras", str(tmp_path),
                      env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
+    # COLUMNS=80. "Figura salva: <pasta>" é de common.salvar_figura (ramo fundação) e traz
+    # o caminho que o aluno escolheu: fica de fora aqui (veja o relatório da lição 05)
+    largas = [x for x in _linhas_largas(r.saida) if not x.startswith("Figura salva: ")]
+    assert not largas, largas
     assert "Traceback" not in r.saida + r.erros
     for k in range(1, 7):
         assert f"Experimento {k}/6 · " in r.saida
@@ -192,3 +396,22 @@ def test_licao_sem_modelo_explica_e_segue(tmp_path):
     assert r.saida.count("PULADO: não há pasta") == 2
     assert "Contagem da configuração do gpt2 (sem baixar pesos)" in r.saida
     assert "1 de 3 experimento(s) rodaram" in r.saida
+
+
+def _common_quebra_o_caminho():
+    import inspect
+
+    return "quebrar(f\"Modelo '" in inspect.getsource(common.carregar_gpt2)
+
+
+@pytest.mark.xfail(not _common_quebra_o_caminho(), strict=True,
+                   reason="as linhas 'Modelo ...' e 'GPT-2 carregado de ...' são de "
+                   "common.carregar_gpt2; o ramo fundação as quebra na largura")
+def test_caminho_longo_do_modelo_cabe_em_80_colunas(gpt2_pequeno, tmp_path):
+    longo = tmp_path / ("uma-pasta-com-um-nome-bem-comprido-de-aluno" * 2) / "gpt2-pequeno"
+    longo.parent.mkdir()
+    longo.symlink_to(gpt2_pequeno, target_is_directory=True)
+    r = rodar_script("05_block.py", "--so", "3,4,5", "--sem-figuras", "--modelo", str(longo))
+    assert r.returncode == 0, r.saida + r.erros
+    assert len(str(longo)) > 80
+    assert not _linhas_largas(r.saida), _linhas_largas(r.saida)
