@@ -318,7 +318,7 @@ class Licao:
         except OSError as erro:
             dizer(f"(não consegui salvar a figura {nome}: {erro.strerror or erro})")
             return None
-        dizer(f"Figura salva: {caminho}")
+        dizer(quebrar(f"Figura salva: {caminho}"))
         return caminho
 
     # -- GPT-2, carregado uma vez por execução
