@@ -334,6 +334,13 @@ def test_numeros_da_apostila():
     dobrado = sum(v.numel() for v in hf.state_dict().values())
     assert dobrado == STATE_DICT_GPT2 == TOTAIS["gpt2"] + wte   # sem amarrar: + V x d
     assert f"dá {fmt(dobrado)} para o GPT-2 pequeno" in texto
+    # seção 3 e experimento 5: a memória do gpt2-large, com uma e com duas cópias
+    large = 4 * TOTAIS["gpt2-large"]
+    assert f"duas cópias em fp32 são {common.tamanho(2 * large)}" in texto
+    assert f"o gpt2-large cabe ({common.tamanho(licao.necessidade(large))})" in texto
+    assert f"não caberia ({common.tamanho(licao.necessidade(large, copias=2))})" in texto
+    # o README do openai/gpt-2 (FACTS.md): as contagens originais estavam erradas
+    assert "as contagens originais estavam erradas, por um erro" in texto
 
 
 def test_numeros_do_artigo_com_o_vocabulario_do_gpt1():
