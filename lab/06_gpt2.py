@@ -43,7 +43,8 @@ dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 TOLERANCIA = 1e-4
 # Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
 # o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
-# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,76 no medium).
+# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
+# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
 BASE = 0.5 * 2**30
 FOLGA = 1.1                                            # +10 % sobre os pesos
 
