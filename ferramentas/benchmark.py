@@ -9,13 +9,19 @@ virem quase tantos tokens quanto no GPT-2 de verdade. Uso:
     .venv/bin/python ferramentas/benchmark.py                 (Linux/macOS)
     .venv\\Scripts\\python.exe ferramentas\\benchmark.py        (Windows)
     ... --licoes 05_block,06_gpt2 --repeticoes 5
+    ... --licoes 06_gpt2 --tamanhos gpt2-medium,gpt2-large
 
 Metas (lição 05): primeira linha < 0,5 s; total <= 2x o piso; pico <= 1,5 GB.
+Com --tamanhos, cada lição roda também (uma vez) numa pasta aleatória no formato de um
+GPT-2 maior, criada em .bench/ na primeira vez: pico de memória / tamanho dos pesos
+(meta <= 1,3x) e, se a lição o imprime, o tempo de montar o nosso GPT2 / o de carregar
+o modelo do transformers.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -63,13 +69,91 @@ def preparar_modelo() -> Path:
     return PASTA_MODELO
 
 
+CRIAR_TAMANHO = """
+import shutil, sys
+from pathlib import Path
+sys.path[:0] = [r"{lab}"]
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+import common
+L, d, h = common.TAMANHOS_GPT2["{nome}"]
+with torch.device("meta"):                  # só as formas: nada de 2 cópias ao criar
+    modelo = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h))
+modelo.to_empty(device="cpu")
+torch.manual_seed(0)
+with torch.no_grad():
+    for nome, p in modelo.named_parameters():
+        if p.dim() > 1:
+            p.normal_(0.0, 0.02)                # a inicialização do GPT-2
+        elif ".ln_" in nome and nome.endswith("weight"):
+            p.normal_(1.0, 0.1)                 # ganhos perto de 1
+        else:
+            p.normal_(0.0, 0.02)                # vieses pequenos
+modelo.tie_weights()
+modelo.save_pretrained(r"{pasta}", safe_serialization=True)
+for arquivo in Path(r"{base}").iterdir():   # o tokenizador da pasta de 124M
+    if arquivo.name not in ("model.safetensors", "config.json", "generation_config.json"):
+        shutil.copy(arquivo, r"{pasta}")
+"""
+
+
+def preparar_tamanho(nome: str, base: Path) -> Path:
+    """Pasta com um GPT-2 aleatório no formato `nome` (gpt2-medium, gpt2-large...)."""
+    pasta = RAIZ / ".bench" / f"{nome}-aleatorio"
+    if not (pasta / "model.safetensors").exists():
+        print(f"Criando um {nome} com pesos aleatórios em {pasta} (uma vez)...", flush=True)
+        pasta.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-c", CRIAR_TAMANHO.format(
+            lab=RAIZ / "lab", nome=nome, pasta=pasta, base=base)], check=True)
+    return pasta
+
+
+def _segundos(padrao: str, linhas: list[str]) -> float | None:
+    """Segundos impressos por uma lição numa linha que casa com `padrao` (vírgula decimal)."""
+    for linha in linhas:
+        achado = re.search(padrao, linha)
+        if achado:
+            return float(achado.group(1).replace(".", "").replace(",", "."))
+    return None
+
+
+def medir_tamanhos(licoes: list[str], nomes: list[str], base: Path, ambiente: dict) -> bool:
+    """Cada lição, uma vez, em cada pasta grande: pico / pesos e montar / carregar."""
+    ok = True
+    for nome in nomes:
+        pasta = preparar_tamanho(nome, base)
+        pesos = sum(p.stat().st_size for p in pasta.glob("*.safetensors"))
+        for licao in licoes:
+            script = RAIZ / "lab" / f"{licao}.py"
+            m = medir([sys.executable, str(script), "--sem-figuras"],
+                      dict(ambiente, LAB_MODELO=str(pasta)))
+            print(f"lab/{script.name} numa pasta no formato {nome} (pesos de "
+                  f"{pesos / 2**30:.2f} GiB; uma rodada; saída {m['codigo']}):")
+            print(f"  total           {m['total']:6.1f} s")
+            if m["pico"] is not None:
+                razao = m["pico"] / pesos
+                print(f"  pico de memória {m['pico'] / 2**30:6.2f} GiB = {razao:4.2f}x os pesos"
+                      f"   meta <= 1,3x   {'ok' if razao <= 1.3 else 'ACIMA'}")
+                ok &= razao <= 1.3
+            carregar = _segundos(r"carregado de .* em ([\d.,]+) s", m["saida"])
+            montar = _segundos(r"montado .*?([\d.,]+) s\)", m["saida"])
+            if carregar and montar is not None:
+                print(f"  montar o nosso GPT2 {montar:5.2f} s = {montar / carregar:4.2f}x o "
+                      f"tempo de carregar o do transformers ({carregar:.2f} s)")
+            ok &= m["codigo"] == 0
+    return ok
+
+
 def medir(comando: list[str], ambiente: dict) -> dict:
-    """Roda o comando; devolve segundos até a 1a linha, total e pico de RSS (bytes)."""
+    """Roda o comando; devolve segundos até a 1a linha, total, pico de RSS (bytes) e a saída."""
     inicio = time.perf_counter()
     proc = subprocess.Popen(comando, cwd=RAIZ, env=ambiente, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, text=True, encoding="utf-8",
+                            errors="replace")
     primeira = None
-    for _linha in proc.stdout:
+    saida = []
+    for linha in proc.stdout:
+        saida.append(linha)
         if primeira is None:
             primeira = time.perf_counter() - inicio
     pico = None
@@ -80,7 +164,8 @@ def medir(comando: list[str], ambiente: dict) -> dict:
     else:
         codigo = proc.wait()
     total = time.perf_counter() - inicio
-    return {"primeira": primeira, "total": total, "pico": pico, "codigo": codigo}
+    return {"primeira": primeira, "total": total, "pico": pico, "codigo": codigo,
+            "saida": saida}
 
 
 def mediana(medidas: list[dict], chave: str):
@@ -92,11 +177,26 @@ def main() -> int:
     p = argparse.ArgumentParser(description="Benchmark das lições contra o piso.")
     p.add_argument("--licoes", default="05_block", help="lições, separadas por vírgula")
     p.add_argument("--repeticoes", type=int, default=3, help="rodadas (mediana)")
+    p.add_argument("--tamanhos", default="",
+                   help="também mede as lições (uma vez) em pastas aleatórias no formato "
+                        "destes GPT-2, ex.: gpt2-medium,gpt2-large")
+    p.add_argument("--so-tamanhos", action="store_true",
+                   help="pula o piso e as rodadas de 124M; só as pastas de --tamanhos")
     args = p.parse_args()
     pasta = preparar_modelo()
+    tamanhos = [t.strip() for t in args.tamanhos.split(",") if t.strip()]
+    desconhecidos = [t for t in tamanhos if t not in ("gpt2", "gpt2-medium", "gpt2-large",
+                                                      "gpt2-xl")]
+    if desconhecidos:
+        p.error(f"--tamanhos: não conheço {', '.join(desconhecidos)}")
     ambiente = dict(os.environ, LAB_MODELO=str(pasta), HF_HUB_OFFLINE="1", NO_COLOR="1",
                     PYTHONIOENCODING="utf-8")
     py = sys.executable
+    licoes_nomes = [licao.strip() for licao in args.licoes.split(",")]
+    if args.so_tamanhos:
+        if not tamanhos:
+            p.error("--so-tamanhos precisa de --tamanhos")
+        return 0 if medir_tamanhos(licoes_nomes, tamanhos, pasta, ambiente) else 1
     n = args.repeticoes
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} núcleos; mediana de {n} "
           "rodadas. Cada rodada mede o piso e as lições uma vez, intercaladas: se a\n"
@@ -113,8 +213,8 @@ def main() -> int:
     modos = {"como o aluno roda (com figuras)": ["--figuras", str(pasta_figuras)],
              "com --sem-figuras": ["--sem-figuras"]}
     licoes = []
-    for licao in args.licoes.split(","):
-        script = RAIZ / "lab" / f"{licao.strip()}.py"
+    for licao in licoes_nomes:
+        script = RAIZ / "lab" / f"{licao}.py"
         for modo, extra in modos.items():
             chave = f"lab/{script.name}, {modo}"
             licoes.append(chave)
@@ -155,6 +255,9 @@ def main() -> int:
             print("  pico de memória: não medido neste sistema (sem os.wait4)")
         ok &= primeira < 0.5 and total <= 2 * piso_t and (pico is None or pico <= 1.5e9)
         ok &= codigos == [0]
+    if tamanhos:
+        print()
+        ok &= medir_tamanhos(licoes_nomes, tamanhos, pasta, ambiente)
     return 0 if ok else 1
 
 

@@ -37,12 +37,21 @@ if __name__ == "__main__":
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
-_licao05 = common.importar_licao("05_block")
-Bloco = _licao05.Bloco                           # a peça da lição 05, sem cópia
-copiar_pesos_gpt2 = _licao05.copiar_pesos_gpt2   # um bloco do transformers -> Bloco
+Bloco = common.importar_licao("05_block").Bloco  # a peça da lição 05, sem cópia
 
 dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 TOLERANCIA = 1e-4
+# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
+# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
+# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
+# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
+BASE = 0.5 * 2**30
+FOLGA = 1.1                                            # +10 % sobre os pesos
+
+
+def necessidade(pesos: float, copias: int = 1) -> float:
+    """Bytes de memória que a lição precisa para pesos de `pesos` bytes."""
+    return FOLGA * copias * pesos + BASE
 
 
 # ============================================================ o modelo
@@ -70,33 +79,82 @@ class GPT2(nn.Module):
         return x @ self.wte.weight.T                   # (B, T, V): a cabeça é o wte
 
 
+def pesos_para_o_nosso(hf) -> dict:
+    """Os pesos do GPT2LMHeadModel com os nomes e as formas do nosso GPT2, sem copiar nada.
+
+    O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada, saída);
+    nn.Linear guarda (saída, entrada). .t() devolve uma VIEW transposta: o mesmo
+    armazenamento, lido em outra ordem (só os passos mudam, nenhum byte é copiado)."""
+    from transformers.pytorch_utils import Conv1D
+
+    pesos = {}
+    for nome_modulo, modulo in hf.transformer.named_modules():
+        for nome, p in modulo.named_parameters(recurse=False):
+            conv = isinstance(modulo, Conv1D) and nome == "weight"
+            pesos[f"{nome_modulo}.{nome}"] = p.detach().t() if conv else p.detach()
+    # lm_head.weight do transformers é o próprio wte (amarrado): nada a mais.
+    return pesos
+
+
 def carregar_pesos(nosso: GPT2, hf) -> GPT2:
-    """Copia, nome a nome, os pesos de um GPT2LMHeadModel do transformers no nosso GPT2."""
-    estado = hf.state_dict()
-    with torch.no_grad():
-        for nome in ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias"):
-            nosso.get_parameter(nome).copy_(estado["transformer." + nome])
-    for i, bloco in enumerate(nosso.h):
-        prefixo = f"transformer.h.{i}."
-        copiar_pesos_gpt2(bloco, {k[len(prefixo):]: v for k, v in estado.items()
-                                  if k.startswith(prefixo)})
-    # lm_head.weight do transformers é o próprio wte (amarrado): nada a copiar.
+    """Faz cada peso do nosso GPT2 APONTAR para o tensor do transformers (assign=True).
+
+    Sem assign, load_state_dict copiaria os valores para dentro dos nossos tensores;
+    com assign, o nosso parâmetro passa a ser o tensor (ou a view) do transformers.
+    strict=True: um nome que falte ou sobre é erro, não um peso aleatório esquecido."""
+    nosso.load_state_dict(pesos_para_o_nosso(hf), strict=True, assign=True)
     return nosso
 
 
+def nosso_gpt2(hf) -> GPT2:
+    """O nosso GPT2 com os pesos de `hf`, sem uma segunda cópia e sem pesos aleatórios."""
+    with torch.device("meta"):                         # só as formas: nenhum byte alocado
+        nosso = GPT2.da_config(hf.config)
+    return carregar_pesos(nosso, hf).eval()
+
+
+def armazenamentos(modelo) -> dict:
+    """{endereço: bytes} dos blocos de memória onde moram os parâmetros do modelo."""
+    return {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes()
+            for p in modelo.parameters()}
+
+
+def bytes_novos(nosso, hf) -> int:
+    """Bytes de parâmetros do nosso GPT2 que NÃO são memória do modelo do transformers."""
+    deles = armazenamentos(hf)
+    return sum(n for ptr, n in armazenamentos(nosso).items() if ptr not in deles)
+
+
+def margem(nome: str) -> float:
+    """A necessidade da lição em múltiplos do tamanho dos pesos (o que common.Licao.gpt2
+    confere antes de carregar ou baixar)."""
+    pesos = common.estimar_memoria(nome)
+    return necessidade(pesos) / pesos if pesos else FOLGA
+
+
+def conferir_memoria(nome: str) -> None:
+    """Antes de carregar (ou baixar) `nome`: cabe a lição inteira? Se não, pula e explica."""
+    pesos, livre = common.estimar_memoria(nome), common.memoria_disponivel()
+    if pesos is None or livre is None or necessidade(pesos) <= livre:
+        return
+    menores = [n for n, (L, d, _h) in common.TAMANHOS_GPT2.items()
+               if 4 * common.parametros_gpt2(L, d) < pesos
+               and necessidade(4 * common.parametros_gpt2(L, d)) <= livre]
+    conselho = (f"feche outros programas ou use um modelo menor (--modelo {menores[-1]})."
+                if menores else "feche outros programas"
+                + (": o gpt2 já é o menor GPT-2." if nome in PEQUENO else "."))
+    raise common.ExperimentoPulado(
+        f"com '{nome}', a lição 06 precisa de {common.tamanho(necessidade(pesos))} "
+        f"({num(margem(nome), 2)}x os pesos de {common.tamanho(pesos)}: +10 % e +0,5 GiB "
+        f"do PyTorch) e há {common.tamanho(livre)} livres: {conselho}")
+
+
 def montar_nosso(hf) -> GPT2:
-    """Nosso GPT2 com os pesos de `hf`; antes, confere se a cópia cabe na memória."""
-    n_bytes = 4 * common.contar_parametros(hf)
-    livre = common.memoria_disponivel()
-    if livre is not None and n_bytes * 1.2 > livre:
-        raise common.ExperimentoPulado(
-            f"a nossa cópia dos pesos precisa de mais {common.tamanho(n_bytes)} e há "
-            f"{common.tamanho(livre)} livres (o modelo do transformers já está na memória).\n"
-            "Feche outros programas ou use um modelo menor (--modelo gpt2).")
+    """Nosso GPT2 sobre os pesos de `hf` (nenhuma cópia: não precisa de memória a mais)."""
     inicio = time.perf_counter()
-    nosso = carregar_pesos(GPT2.da_config(hf.config), hf).eval()
-    dizer(f"(nosso GPT2 montado com os pesos de '{hf.config.name_or_path or 'gpt2'}': "
-          f"{common.tamanho(n_bytes)}, {num(time.perf_counter() - inicio, 1)} s)")
+    nosso = nosso_gpt2(hf)
+    dizer(f"(nosso GPT2 montado sobre os pesos do transformers, sem cópia: "
+          f"{num(time.perf_counter() - inicio, 2)} s)")
     return nosso
 
 
@@ -105,7 +163,9 @@ _MONTADOS = {}
 
 def modelos(licao):
     """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
-    hf, tokenizador = licao.gpt2()
+    if not _MONTADOS:                                  # antes de qualquer download
+        conferir_memoria(licao.args.modelo)
+    hf, tokenizador = licao.gpt2(margem=margem(licao.args.modelo))
     if id(hf) not in _MONTADOS:
         _MONTADOS[id(hf)] = montar_nosso(hf)
     return _MONTADOS[id(hf)], hf, tokenizador
@@ -187,7 +247,8 @@ def exp_caminho(licao):
     dizer("Formas, sem o lote (n = tokens, d = largura, V = vocabulário):")
     for nome, t, nota in etapas:
         dizer(f"  {nome:<22}{forma(t) if t is not None else '':<12}{nota}".rstrip())
-    igual = torch.allclose(logits, direto, atol=1e-5)
+    igual = licao.verificar(torch.allclose(logits, direto, atol=1e-5),
+                            "etapa por etapa = nosso(ids)")
     dizer(f"\nEtapa por etapa = nosso(ids)? {'sim' if igual else 'NÃO'}.")
     dizer("Cada linha dos logits prevê o token SEGUINTE àquela posição:")
     probs = direto[0].softmax(-1)                      # (T, V)
@@ -219,14 +280,23 @@ def diferenca_logits(nosso, hf, ids) -> float:
     return comparar_logits(nosso, hf, ids)[0]
 
 
-def confere(delta, escala) -> bool:
+def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
     """float32 guarda uns 7 algarismos: logits perto de 100 já erram na casa de 1e-5.
     Tolerância: 1e-4 vezes o maior |logit| (ou 1e-4 absoluto, se os logits forem < 1)."""
-    return delta <= TOLERANCIA * max(1.0, escala)
+    return delta <= tolerancia * max(1.0, escala)
+
+
+def veredito(delta, escala, tolerancia=TOLERANCIA, nome="logit") -> str:
+    """A diferença como LIMITE quando é arredondamento (os dígitos mudam de CPU para CPU);
+    o número em si quando passa do limite (aí é um erro de verdade, não ruído)."""
+    limite = f"{tolerancia:.0e}".replace("e-0", "e-") + f" x o maior |{nome}|"
+    if confere(delta, escala, tolerancia):
+        return f"< {limite}: confere"
+    return f"= {common.cientifico(delta)}, acima de {limite}: NÃO confere"
 
 
 def tabela_de_pesos(nosso, hf):
-    """[(nome, forma no transformers, forma no nosso, o que a cópia fez)] do bloco 0 e bordas."""
+    """[(nome, forma no transformers, forma no nosso, como ficou)] do bloco 0 e das bordas."""
     from transformers.pytorch_utils import Conv1D
 
     nossos = dict(nosso.named_parameters())
@@ -244,8 +314,10 @@ def tabela_de_pesos(nosso, hf):
         dono = hf.get_submodule(nome.rsplit(".", 1)[0])
         conv = isinstance(dono, Conv1D) and nome.endswith(".weight")
         esperado = t.t() if conv else t                # (entrada, saída) -> (saída, entrada)
-        bate = torch.equal(nossos[curto].detach(), esperado)
-        acao = ("transposta" if conv else "igual") + ("" if bate else " (NÃO confere)")
+        nosso_p = nossos[curto].detach()
+        bate = (torch.equal(nosso_p, esperado)
+                and nosso_p.untyped_storage().data_ptr() == t.untyped_storage().data_ptr())
+        acao = ("view transposta" if conv else "o mesmo tensor") + ("" if bate else " (NÃO)")
         linhas.append((curto, t, nossos[curto], acao))
     return linhas
 
@@ -254,49 +326,67 @@ def exp_pesos(licao):
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
     d, h, L = cfg.n_embd, cfg.n_head, cfg.n_layer
-    dizer("Cada peso do transformers vai para o peso de mesmo nome no nosso GPT2.\n"
+    dizer("Cada peso do nosso GPT2 APONTA para o peso de mesmo nome do transformers:\n"
+          "load_state_dict(..., assign=True) troca o nosso tensor pelo deles, sem copiar.\n"
           "O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada,\n"
-          "saída); nn.Linear guarda (saída, entrada): esses quatro são transpostos.\n")
-    dizer(f"  {'peso':<23}{'transformers':<13}{'nosso GPT2':<13}cópia")
-    for nome, t_hf, t_nosso, acao in tabela_de_pesos(nosso, hf):
+          "saída); nn.Linear guarda (saída, entrada): esses quatro entram como view\n"
+          "transposta, .t(), que lê a mesma memória em outra ordem.\n")
+    dizer(f"  {'peso':<23}{'transformers':<13}{'nosso GPT2':<13}no nosso")
+    linhas = tabela_de_pesos(nosso, hf)
+    for nome, t_hf, t_nosso, acao in linhas:
         f_nosso = "-" if t_nosso is None else " x ".join(map(str, t_nosso.shape))
         dizer(f"  {nome:<23}{' x '.join(map(str, t_hf.shape)):<13}{f_nosso:<13}{acao}")
         if nome == "h.0.mlp.c_proj.bias" and L > 1:
             dizer(f"  h.1 a h.{L - 1}: o mesmo")
+    licao.verificar(not any("NÃO" in acao for *_, acao in linhas),
+                    "pesos do nosso GPT2 = os do transformers, mesma memória")
+    novos = bytes_novos(nosso, hf)
+    total = sum(armazenamentos(hf).values())
+    dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes"
+          f"\n(os do transformers: {common.tamanho(total)}). Dois modelos, uma cópia.")
+    licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
           f"{d} a {2 * d - 1} dão K e {2 * d} a {3 * d - 1} dão V; cada uma com {h} cabeças de "
-          f"{d // h}.\nA AtencaoMultiCabeca da lição 05 corta na mesma ordem (split).")
+          f"{d // h}.\nA AtencaoMultiCabeca corta na mesma ordem: view (B, T, 3, h, d/h) e\n"
+          "permute, o primeiro índice escolhe Q, K ou V; o segundo, a cabeça.")
     bloco, bloco_hf = nosso.h[0], hf.transformer.h[0]
     x = torch.randn(1, 3, d)                           # (B, T, C)
     with torch.no_grad():
         q_nosso = bloco.attn.c_attn(x)[..., :d]        # (B, T, C)
         q_fatia = x @ bloco_hf.attn.c_attn.weight[:, :d] + bloco_hf.attn.c_attn.bias[:d]
-    dizer(f"Q do nosso c_attn contra x @ W[:, 0:{d}] + b[0:{d}]: max |diferença| = "
-          f"{common.cientifico(float((q_nosso - q_fatia).abs().max()))}.\n")
+    delta_q, escala_q = float((q_nosso - q_fatia).abs().max()), float(q_fatia.abs().max())
+    dizer(f"Q do nosso c_attn contra x @ W[:, 0:{d}] + b[0:{d}], numa entrada x\n"
+          f"aleatória: max |diferença| {veredito(delta_q, escala_q, 1e-5, 'Q')}.\n")
+    licao.verificar(confere(delta_q, escala_q, 1e-5), "Q do c_attn = a fatia de Q")
     _, ids = tokenizar(licao, tok, cfg.n_positions)
     delta, escala = comparar_logits(nosso, hf, ids)
     dizer(f"Logits no texto \"{licao.args.texto}\" ({ids.shape[1]} tokens x "
-          f"{cfg.vocab_size} do vocabulário):")
-    dizer(f"  max |nosso - transformers| = {common.cientifico(delta)}; "
-          f"maior |logit| = {num(escala, 2)}")
-    dizer(f"  -> {'confere' if confere(delta, escala) else 'NÃO confere'} "
-          f"(tolerância: 1e-4 x o maior |logit|, ou 1e-4 se ele for < 1)")
+          f"{cfg.vocab_size} do vocabulário;\nmaior |logit| = {num(escala, 2)}):")
+    dizer(common.quebrar(f"max |nosso - transformers| {veredito(delta, escala)}", recuo=2))
+    dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
+          "  processador para processador: por isso aparece como limite, não como número)")
+    licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
     errado = delta_sem_transpor(nosso, hf, ids)
-    dizer(f"\nE se a cópia esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
+    dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
-    dizer(f"  max |errado - transformers| = {common.cientifico(errado)}")
+    dizer(f"  max |errado - transformers| = {common.cientifico(errado)} "
+          f"({num(errado / (TOLERANCIA * max(1.0, escala)), 0)}x a tolerância)")
     dizer("Por isso o teste compara os logits, e não só as formas.")
 
 
 def delta_sem_transpor(nosso, hf, ids) -> float:
-    """A diferença de logits com o c_proj da atenção do bloco 0 sem transpor (e desfaz)."""
-    peso = nosso.h[0].attn.c_proj.weight
-    with torch.no_grad():
-        peso.copy_(peso.t().clone())                   # (C, C) -> (C, C) transposto
-        try:
-            return diferenca_logits(nosso, hf, ids)
-        finally:
-            peso.copy_(peso.t().clone())               # de volta ao certo
+    """A diferença de logits com o c_proj da atenção do bloco 0 sem transpor (e desfaz).
+
+    Troca o parâmetro por outro, o tensor do transformers como está (sem .t()): mudar o
+    conteúdo no lugar mudaria também o modelo do transformers, que é a mesma memória."""
+    linear = nosso.h[0].attn.c_proj
+    certo = linear.weight
+    deles = hf.transformer.h[0].attn.c_proj.weight.detach()       # (C, C) sem transpor
+    linear.weight = nn.Parameter(deles, requires_grad=False)
+    try:
+        return diferenca_logits(nosso, hf, ids)
+    finally:
+        linear.weight = certo                          # de volta ao certo
 
 
 # ============================================================ experimento 3
@@ -363,7 +453,8 @@ def exp_gerar(licao):
     dizer(f"\n  ({num(t_deles, 2)} s)\n")
     a, b = nossos[0, T:].tolist(), deles[0, T:].tolist()
     iguais = sum(x == y for x, y in zip(a, b))
-    dizer(f"Mesmos tokens? {'sim' if a == b else 'NÃO'}: {iguais} de "
+    mesmos = licao.verificar(a == b, "gulosa do nosso GPT2 = generate() do transformers")
+    dizer(f"Mesmos tokens? {'sim' if mesmos else 'NÃO'}: {iguais} de "
           f"{max(len(a), len(b))} ids gerados iguais.")
     dizer("O nosso recalcula tudo a cada token; o cache KV evita isso (lição 07).")
 
@@ -414,8 +505,12 @@ def exp_tamanhos(licao):
     for m in linhas:
         dizer(f"  {m['nome']:<12}{m['L']:>3}{m['d']:>6}{m['h']:>4}{m['d'] // m['h']:>5}"
               f"{inteiro(m['bloco']):>13}{inteiro(m['total']):>16}")
-    bate = all(m["total"] == m["transformers"] == m["formula"] for m in linhas)
-    por_bloco = all(m["bloco"] == 12 * m["d"] ** 2 + 13 * m["d"] for m in linhas)
+    bate = licao.verificar(
+        all(m["total"] == m["transformers"] == m["formula"] for m in linhas),
+        "contagem do nosso GPT2 = transformers = fórmula")
+    por_bloco = licao.verificar(
+        all(m["bloco"] == 12 * m["d"] ** 2 + 13 * m["d"] for m in linhas),
+        "parâmetros por bloco = 12d² + 13d")
     dizer(f"\nNosso GPT2 = GPT2LMHeadModel do transformers = fórmula, nos quatro: "
           f"{'sim' if bate else 'NÃO'}.")
     dizer(f"Por bloco = 12d² + 13d, nos quatro: {'sim' if por_bloco else 'NÃO'}. "
@@ -496,54 +591,86 @@ def _figura_tamanhos(licao, linhas):
 PEQUENO = ("gpt2", common.PREFIXO_HUB + "gpt2")
 
 
-def _como_ir_ao_maior():
+def _rodaram(licao, ks=(1, 2, 3)):
+    """Dos experimentos ks: (os que rodaram nesta execução, os pulados ou que falharam)."""
+    escolhidos = [k for k in ks if not licao.args.so or k in licao.args.so]
+    nao = {k for k, *_ in licao.pulados + licao.falhos}
+    return ([k for k in escolhidos if k not in nao], [k for k in escolhidos if k in nao])
+
+
+def _como_ir_ao_maior(licao, carregado):
+    rodaram, nao = _rodaram(licao)
+    if carregado:
+        dizer("\nO modelo escolhido tem o tamanho do gpt2 (124M).")
+    else:
+        dizer("\nO modelo escolhido é o gpt2 (124M), o menor.")
+    if len(nao) == 1:
+        dizer(f"Nesta execução, o experimento {nao[0]} não rodou (o motivo está acima).")
+    elif nao:
+        dizer(f"Nesta execução, os experimentos {', '.join(map(str, nao))} não rodaram "
+              "(o motivo está acima).")
+    elif rodaram == [1, 2, 3]:
+        dizer("Os experimentos 1 a 3 acabaram de rodar nele.")
+    dizer("Para rodar os experimentos 1 a 3 num maior, o MESMO código, outro --modelo:\n"
+          "  lab/06_gpt2.py --modelo gpt2-medium --so 1,2,3,5")
     N = common.parametros_gpt2(*common.TAMANHOS_GPT2["gpt2-medium"][:2])
-    dizer("\nO modelo escolhido tem o tamanho do gpt2 (124M), em que os experimentos\n"
-          "1 a 3 já rodam. Para repeti-los num maior, o MESMO código, outro --modelo:\n"
-          "  lab/06_gpt2.py --modelo gpt2-medium --so 1,2,3,5\n"
-          f"Antes de carregar (e, na primeira vez, baixar) os {common.tamanho(4 * N)} do "
-          "medium,\no lab confere a memória livre e avisa, em vez de travar, se não couber.")
+    dizer(f"Antes de carregar (e, na primeira vez, baixar) os {common.tamanho(4 * N)} do "
+          f"medium,\no lab confere se há {common.tamanho(necessidade(4 * N))} livres e, se "
+          "não houver, avisa em vez\nde travar.")
+
+
+def crescimento(cfg) -> str:
+    """Quantas vezes L, d e h cresceram em relação ao gpt2."""
+    L0, d0, h0 = common.TAMANHOS_GPT2["gpt2"]
+    return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {cfg.n_embd} "
+            f"({num(cfg.n_embd / d0, 2)}x), h = {cfg.n_head} ({num(cfg.n_head / h0, 2)}x);\n"
+            "  a classe Bloco é a mesma.")
 
 
 def exp_maior(licao):
     nome = licao.args.modelo
-    dizer("Memória para os experimentos 1 a 3: os pesos do transformers e a nossa\n"
-          "cópia, os dois em fp32 (2 x 4 bytes por parâmetro), mais uma folga de 30 %.\n")
-    dizer(f"  {'modelo':<12}{'parâmetros':>15}{'um modelo':>12}{'os dois':>12}{'com folga':>12}")
+    dizer("Memória para os experimentos 1 a 3: UMA cópia dos pesos em fp32 (4 bytes\n"
+          "por parâmetro), que o nosso GPT2 e o do transformers dividem, mais 10 %, e\n"
+          "0,5 GiB para o Python com o PyTorch e o transformers. Se o nosso GPT2\n"
+          "copiasse os pesos, seriam duas cópias (a última coluna).\n")
+    dizer(f"  {'modelo':<12}{'parâmetros':>15}{'pesos fp32':>12}{'precisa':>12}"
+          f"{'copiando':>12}")
     for nome_t, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        N = common.parametros_gpt2(L, d)
-        dizer(f"  {nome_t:<12}{inteiro(N):>15}{common.tamanho(4 * N):>12}"
-              f"{common.tamanho(8 * N):>12}{common.tamanho(1.3 * 8 * N):>12}")
+        pesos = 4 * common.parametros_gpt2(L, d)
+        dizer(f"  {nome_t:<12}{inteiro(pesos // 4):>15}{common.tamanho(pesos):>12}"
+              f"{common.tamanho(necessidade(pesos)):>12}"
+              f"{common.tamanho(necessidade(pesos, copias=2)):>12}")
     livre = common.memoria_disponivel()
     if livre is not None:
         cabem = [n for n, (L, d, _h) in common.TAMANHOS_GPT2.items()
-                 if 1.3 * 8 * common.parametros_gpt2(L, d) <= livre]
+                 if necessidade(4 * common.parametros_gpt2(L, d)) <= livre]
         dizer("\n" + common.quebrar(
             f"Neste computador há {common.tamanho(livre)} livres: "
             + (f"cabe{'m' if len(cabem) > 1 else ''} {', '.join(cabem)}." if cabem
                else "nenhum cabe com folga.")))
     if nome in PEQUENO:
-        return _como_ir_ao_maior()
-    dizer(f"\nModelo escolhido: {nome}")
+        return _como_ir_ao_maior(licao, carregado=False)
+    dizer()
+    dizer(common.quebrar(f"Modelo escolhido: {nome}"))
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
     if (cfg.n_layer, cfg.n_embd, cfg.n_head) == common.TAMANHOS_GPT2["gpt2"]:
-        return _como_ir_ao_maior()
+        return _como_ir_ao_maior(licao, carregado=True)
     _, ids = tokenizar(licao, tok, cfg.n_positions, reserva=10)
-    L0, d0, h0 = common.TAMANHOS_GPT2["gpt2"]
-    dizer(f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {cfg.n_embd} "
-          f"({num(cfg.n_embd / d0, 2)}x), h = {cfg.n_head} ({num(cfg.n_head / h0, 2)}x); "
-          f"classe Bloco: a mesma.")
+    dizer(crescimento(cfg))
     N = common.contar_parametros(nosso)
     formula = common.parametros_gpt2(cfg.n_layer, cfg.n_embd, cfg.vocab_size, cfg.n_positions)
+    bate = licao.verificar(N == formula, "parâmetros do nosso GPT2 = fórmula")
     dizer(f"  parâmetros do nosso GPT2: {inteiro(N)} "
-          f"({'= fórmula' if N == formula else 'a fórmula dá ' + inteiro(formula)})")
+          f"({'= fórmula' if bate else 'a fórmula dá ' + inteiro(formula)})")
     delta, escala = comparar_logits(nosso, hf, ids)
-    dizer(f"  logits: max |nosso - transformers| = {common.cientifico(delta)} "
-          f"({'confere' if confere(delta, escala) else 'NÃO confere'})")
+    licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
+    dizer(common.quebrar(f"logits: max |nosso - transformers| {veredito(delta, escala)}",
+                         recuo=2))
     a = gerar_guloso(nosso, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
     b = gerar_transformers(hf, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
-    dizer(f"  10 tokens gulosos, nosso = transformers? {'sim' if a == b else 'NÃO'}:")
+    mesmos = licao.verificar(a == b, "10 tokens gulosos do nosso = os do transformers")
+    dizer(f"  10 tokens gulosos, nosso = transformers? {'sim' if mesmos else 'NÃO'}:")
     dizer(common.quebrar(repr(tok.decode(a)), recuo=4))
     dizer(f"  2N = {common.cientifico(2 * N)} FLOPs por token no forward.")
 
