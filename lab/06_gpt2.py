@@ -40,6 +40,7 @@ from torch import nn  # noqa: E402
 _licao05 = common.importar_licao("05_block")
 Bloco = _licao05.Bloco                           # a peça da lição 05, sem cópia
 copiar_pesos_gpt2 = _licao05.copiar_pesos_gpt2   # um bloco do transformers -> Bloco
+AtencaoMultiCabeca = common.importar_licao("04_multihead").AtencaoMultiCabeca  # no Bloco
 
 dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 TOLERANCIA = 1e-4
@@ -265,7 +266,7 @@ def exp_pesos(licao):
             dizer(f"  h.1 a h.{L - 1}: o mesmo")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
           f"{d} a {2 * d - 1} dão K e {2 * d} a {3 * d - 1} dão V; cada uma com {h} cabeças de "
-          f"{d // h}.\nA AtencaoMultiCabeca da lição 05 corta na mesma ordem (split).")
+          f"{d // h}.\nA AtencaoMultiCabeca da lição 04 corta na mesma ordem (split).")
     bloco, bloco_hf = nosso.h[0], hf.transformer.h[0]
     x = torch.randn(1, 3, d)                           # (B, T, C)
     with torch.no_grad():
