@@ -242,15 +242,6 @@ def flops_por_token(d, T):
     return 8 * d * d, 4 * T * d
 
 
-def contar_flops(attn, x):
-    """FLOPs de matmul contados pelo PyTorch num forward de verdade."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with FlopCounterMode(display=False) as contador, torch.no_grad():
-        attn(x)
-    return contador.get_total_flops()
-
-
 def exp_custo(licao):
     d = 768
     dizer(f"d = {d}: parâmetros da AtencaoMultiCabeca para vários h (c_attn + c_proj).\n")
@@ -273,14 +264,8 @@ def exp_custo(licao):
         dizer(f"  {T:>5} {inteiro(proj):>14} {inteiro(atn):>18} {pct(atn / (proj + atn)):>11}")
     dizer(f"As duas partes empatam em T = 2d = {2 * d}: antes disso pesam as projeções;\n"
           "depois, a parte que cresce com T (e a sua memória, T x T por cabeça).")
-    T = 16
-    x = torch.randn(1, T, d)                                   # (B, T, C)
-    contados = {h: contar_flops(AtencaoMultiCabeca(d, h, causal=False), x) for h in (1, 12)}
-    esperado = T * sum(flops_por_token(d, T))
-    ok = licao.verificar(all(c == esperado for c in contados.values()), "FLOPs contados")
-    dizer(f"\nContado pelo PyTorch (FlopCounterMode) num forward com T = {T}:\nh = 1 dá "
-          f"{inteiro(contados[1])}, h = 12 dá {inteiro(contados[12])}; a fórmula,\n"
-          f"T x (8d² + 4Td) = {inteiro(esperado)} ({'confere' if ok else 'NÃO confere'}).")
+    dizer("(tests/test_04_multihead.py confere a fórmula contra o contador de FLOPs do\n"
+          "PyTorch, torch.utils.flop_counter, na nossa atenção e na do transformers.)")
 
 
 # ============================================================ experimento 4
@@ -445,10 +430,10 @@ def exp_por_que(licao):
           "Tarefa: cada token t >= 1 quer trazer DUAS coisas, o conteúdo do token\n"
           "anterior e o do primeiro token. Pesos montados à mão (veja montar()).\n")
     n2, n1 = (sum(p.numel() for p in m.parameters()) for m in (duas, uma))
-    f2, f1 = (contar_flops(m, x) for m in (duas, uma))
+    flops = T6 * sum(flops_por_token(16, T6))                  # a fórmula não tem h
     dizer(f"  parâmetros: h = 2 -> {inteiro(n2)}; h = 1 -> {inteiro(n1)}")
-    dizer(f"  FLOPs de um forward: h = 2 -> {inteiro(f2)}; h = 1 -> {inteiro(f1)}")
-    licao.verificar(n1 == n2 and f1 == f2, "mesmo orçamento")
+    dizer(f"  FLOPs de um forward (experimento 3): {inteiro(flops)} com h = 2 ou h = 1")
+    licao.verificar(n1 == n2, "mesmo orçamento")
     t = 3
     with torch.no_grad():
         y2, y1 = duas(x)[0], uma(x)[0]                          # (T, C)

@@ -112,15 +112,26 @@ def test_parametros_como_no_transformers(d, h):
     assert nossa == deles == 4 * d * d + 4 * d
 
 
-def test_flops_contra_o_transformers():
+def contar_flops(attn, *args, **kwargs):
+    """FLOPs de matmul contados pelo PyTorch num forward de verdade."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    d, T = 64, 10
-    deles = gpt2attention(d, 4, "eager")
-    x = torch.randn(1, T, d)
     with FlopCounterMode(display=False) as contador, torch.no_grad():
-        deles(x, attention_mask=L04.mascara_aditiva(T))
-    assert contador.get_total_flops() == T * sum(L04.flops_por_token(d, T))
+        attn(*args, **kwargs)
+    return contador.get_total_flops()
+
+
+@pytest.mark.parametrize("d, T", [(64, 10), (768, 16)])
+def test_flops_contra_o_contador_do_pytorch(d, T):
+    esperado = T * sum(L04.flops_por_token(d, T))
+    x = torch.randn(1, T, d)
+    deles = gpt2attention(d, 4, "eager")
+    assert contar_flops(deles, x, attention_mask=L04.mascara_aditiva(T)) == esperado
+    for h in (1, 4):                                   # não depende de h
+        assert contar_flops(L04.AtencaoMultiCabeca(d, h, causal=False), x) == esperado
+    x6 = L04.entrada_construida(torch.zeros(L04.T6, 2, dtype=torch.float64))
+    assert contar_flops(L04.montar(1), x6) == contar_flops(L04.montar(2), x6) == \
+        L04.T6 * sum(L04.flops_por_token(16, L04.T6))
 
 
 # ------------------------------------------------------------ experimentos 4 e 5
