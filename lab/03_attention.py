@@ -297,7 +297,7 @@ def exp_sdpa(licao):
         dif = float((nosso - deles).abs().max())
         licao.verificar(dif < teto, f"SDPA {tipo}")
         dizer(f"atencao(causal=True) contra F.scaled_dot_product_attention(is_causal=True),\n"
-              f"  {str(tipo).replace('torch.', '')}, (2, 4, 64, 32): max |diferença| = "
+              f"  {str(tipo).replace('torch.', '')}, (2, 4, 64, 32): max |diferença| "
               f"{abaixo(dif, teto)}")
     errado = F.scaled_dot_product_attention(q, k, v, attn_mask=futuro(64, q.device))
     certo = F.scaled_dot_product_attention(q, k, v, attn_mask=~futuro(64, q.device))

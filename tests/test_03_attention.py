@@ -152,7 +152,7 @@ def test_licao_inteira_com_modelo(inteira):
 def test_numeros_calculados_na_saida(inteira):
     s = inteira[0].saida
     assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in s
-    assert "max |soma - 1| < 1e-12" in s and "(2, 4, 64, 32): max |diferença| = < 1e-5" in s
+    assert "max |soma - 1| < 1e-12" in s and "(2, 4, 64, 32): max |diferença| < 1e-5" in s
     for T in (512, 1024, 2048, 4096):                                # bytes de T x T float32
         assert f"{T:>5} {common.tamanho(4 * T * T):>13}   4,00" in s
     assert f"matrizes\ndessas: {common.tamanho(12 * 4 * 1024 ** 2)}." in s
@@ -177,3 +177,15 @@ def test_primeira_linha_antes_do_torch():
     titulo = next(i for i, linha in enumerate(linhas) if linha.startswith("Lição 03"))
     torch_import = next(i for i, linha in enumerate(linhas) if linha.rstrip().endswith("| torch"))
     assert titulo < torch_import
+
+
+def test_sdpa_com_a_mascara_trocada_zera_a_linha_proibida():
+    """O que a apostila diz do experimento 5: a última linha, toda proibida, sai zero no SDPA
+    (e NaN na nossa versão, que usa -inf)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    mascara = L03.futuro(5, q.device)                  # True = futuro; no SDPA, True = pode
+    assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=mascara)[0, 0, -1],
+                       torch.zeros(4, dtype=torch.float64))
+    notas = torch.zeros(1, 5).masked_fill(torch.ones(1, 5, dtype=torch.bool), float("-inf"))
+    assert notas.softmax(-1).isnan().all()
