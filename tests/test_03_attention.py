@@ -190,3 +190,16 @@ def test_sdpa_com_a_mascara_trocada_zera_a_linha_proibida():
                        torch.zeros(4, dtype=torch.float64))
     notas = torch.zeros(1, 5).masked_fill(torch.ones(1, 5, dtype=torch.bool), float("-inf"))
     assert notas.softmax(-1).isnan().all()
+
+
+# ------------------------------------------------------------ números do texto corrido
+def test_numeros_do_texto_da_apostila():
+    texto = " ".join((RAIZ / "apostilas" / "03_attention.md").read_text(encoding="utf-8").split())
+    por_cabeca = common.tamanho(4 * 1024 ** 2).replace(",0 ", " ")          # 4 MiB
+    por_camada = common.tamanho(12 * 4 * 1024 ** 2).replace(",0 ", " ")     # 48 MiB
+    for trecho in (f"com *T* = 1024, são {por_cabeca} **por cabeça**",
+                   f"então {por_camada} por camada só de notas",
+                   f"$\\ln 16 = {common.num(math.log(16), 2).replace(',', '{,}')}$",
+                   "desvio padrão $\\sqrt{d_k}$: 8 com $d_k = 64$", "32 com $d_k = 1024$"):
+        assert " ".join(trecho.split()) in texto, trecho
+    assert math.sqrt(64) == 8 and math.sqrt(1024) == 32

@@ -250,3 +250,20 @@ def test_primeira_linha_antes_do_torch():
     titulo = next(i for i, linha in enumerate(linhas) if linha.startswith("Lição 04"))
     torch_import = next(i for i, linha in enumerate(linhas) if linha.rstrip().endswith("| torch"))
     assert titulo < torch_import
+
+
+# ------------------------------------------------------------ números do texto corrido
+def test_numeros_do_texto_da_apostila():
+    texto = " ".join((RAIZ / "apostilas" / "04_multihead.md").read_text(encoding="utf-8").split())
+    d = 768
+    proj, notas = L04.flops_por_token(d, 1024)
+    n = 50
+    acaso = sum(1 / (i + 1) for i in range(1 + n, 1 + 2 * n)) / n
+    for trecho in (f"que dá {common.inteiro(4 * d * d + 4 * d)} com *d* = 768",
+                   f"$T = 2d$: {common.inteiro(2 * d)} tokens no GPT-2 pequeno",
+                   f"a parte que depende de *T* já é {common.pct(notas / (proj + notas), 0)}",
+                   f"seria cerca de {common.num(acaso, 2)} com *n* = 50",
+                   f"$\\ln 50257 \\approx {common.num(math.log(50257), 1).replace(',', '{,}')}$",
+                   f"o que olhar ao acaso daria (cerca de {common.num(acaso, 2)})",
+                   f"sorteia {n} tokens", f"({1 + 2 * n} tokens)"):
+        assert " ".join(trecho.split()) in texto, trecho
