@@ -322,8 +322,9 @@ def exp_sdpa(licao):
         razao_t = "" if i == 0 else num(nossos[i] / nossos[i - 1], 1)
         dizer(f"  {T:>5} {common.tamanho(4 * T * T):>13} {razao_b:>6} "
               f"{num(1000 * nossos[i], 1):>6} ms {razao_t:>6} {num(1000 * sdpas[i], 1):>6} ms")
-    dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes) e, para T\n"
-          "grande, também o tempo (a razão medida varia de máquina para máquina).\n"
+    dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes). O tempo, para T\n"
+          "grande, cresce na mesma ordem: razão perto de 4, ou mais quando a matriz\n"
+          "deixa de caber no cache do processador (varia de máquina para máquina).\n"
           f"Com 12 cabeças e T = 1024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
           f"dessas: {common.tamanho(12 * 4 * 1024 ** 2)}.")
     if not licao.quer_figuras:
