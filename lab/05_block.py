@@ -4,7 +4,6 @@ Atenção (os tokens conversam) + MLP (cada token pensa sozinho), cada um com
 LayerNorm antes e conexão residual em volta. Leia junto: apostilas/05_block.md.
 """
 import argparse
-import functools
 import math
 import sys
 
@@ -67,33 +66,7 @@ dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 
 
 # ============================================================ as peças
-class AtencaoMultiCabeca(nn.Module):
-    """h cabeças de atenção causal; nomes dos pesos como no GPT-2 (c_attn, c_proj)."""
-
-    def __init__(self, d=768, h=12, causal=True):
-        super().__init__()
-        assert d % h == 0, "d precisa ser múltiplo de h"
-        self.h, self.causal = h, causal
-        self.c_attn = nn.Linear(d, 3 * d)  # Q, K e V de uma vez
-        self.c_proj = nn.Linear(d, d)
-
-    def forward(self, x):
-        B, T, C = x.shape                                  # (B, T, C)
-        qkv = self.c_attn(x).view(B, T, 3, self.h, C // self.h)  # (B, T, 3, h, C/h)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4)               # 3 x (B, h, T, C/h)
-        notas = q @ k.transpose(-2, -1) / math.sqrt(C // self.h)  # (B, h, T, T)
-        if self.causal:
-            notas = notas.masked_fill(futuro(T, x.device), float("-inf"))
-        pesos = notas.softmax(dim=-1)                      # (B, h, T, T)
-        y = pesos @ v                                      # (B, h, T, C/h)
-        y = y.transpose(1, 2).reshape(B, T, C)             # (B, T, C)
-        return self.c_proj(y)
-
-
-@functools.lru_cache(maxsize=8)
-def futuro(T, dispositivo):
-    """Máscara causal (T, T): True acima da diagonal, onde ficam as posições futuras."""
-    return torch.ones(T, T, dtype=torch.bool, device=dispositivo).triu(1)
+AtencaoMultiCabeca = common.importar_licao("04_multihead").AtencaoMultiCabeca  # lição 04
 
 
 class MLP(nn.Module):

@@ -347,8 +347,9 @@ def exp_pesos(licao):
     licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
           f"{d} a {2 * d - 1} dão K e {2 * d} a {3 * d - 1} dão V; cada uma com {h} cabeças de "
-          f"{d // h}.\nA AtencaoMultiCabeca corta na mesma ordem: view (B, T, 3, h, d/h) e\n"
-          "permute, o primeiro índice escolhe Q, K ou V; o segundo, a cabeça.")
+          f"{d // h}.\nA AtencaoMultiCabeca da lição 04 corta na mesma ordem: split em Q, K e V,\n"
+          f"depois view (B, T, {h}, {d // h}) e transpose: a cabeça j fica com as colunas\n"
+          f"j*{d // h} a j*{d // h}+{d // h - 1} de cada um.")
     bloco, bloco_hf = nosso.h[0], hf.transformer.h[0]
     x = torch.randn(1, 3, d)                           # (B, T, C)
     with torch.no_grad():

@@ -98,6 +98,7 @@ from torch import nn  # noqa: E402
 dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 cientifico = common.cientifico
 B05 = common.importar_licao("05_block")   # Bloco, AtencaoMultiCabeca, Pilha da lição 05
+B04 = common.importar_licao("04_multihead")   # AtencaoMultiCabeca da lição 04
 
 
 def abaixo(x, limite):
@@ -974,8 +975,8 @@ def exp_familias(licao):
         dizer(f"  {tarefa:<14} \"{texto}\" ...")
 
     d, T = 64, 8
-    causal, bidirecional = B05.AtencaoMultiCabeca(d, 4, causal=True), \
-        B05.AtencaoMultiCabeca(d, 4, causal=False)
+    causal, bidirecional = B04.AtencaoMultiCabeca(d, 4, causal=True), \
+        B04.AtencaoMultiCabeca(d, 4, causal=False)
     bidirecional.load_state_dict(causal.state_dict())      # os mesmos pesos
     x = torch.randn(1, T + 1, d)                                       # (B, T+1, C)
     with torch.no_grad():

@@ -1,0 +1,438 @@
+"""Lição 03 · Uma cabeça de atenção.
+
+Q, K e V à mão; por que dividir por raiz(d_k); a máscara causal; a atenção
+como média ponderada de V; a mesma conta do PyTorch (SDPA) e o seu custo
+quadrático; uma cabeça do GPT-2 de verdade. Leia junto: apostilas/03_attention.md.
+"""
+import functools
+import math
+import sys
+import time
+
+import common
+
+FRASE = "The cat sat on the mat. The dog sat on the rug, and the cat slept."
+
+
+def _argumentos(parser):
+    parser.add_argument("--camada", type=int, default=4, metavar="L",
+                        help="camada da cabeça do experimento 6 (padrão: 4; a primeira é 0)")
+    parser.add_argument("--cabeca", type=int, default=11, metavar="H",
+                        help="cabeça do experimento 6 (padrão: 11; a primeira é 0)")
+
+
+LICAO = common.Licao(
+    "03", "Uma cabeça de atenção",
+    [
+        (1, "Q, K e V à mão em 4 tokens", False),
+        (2, "Por que dividir por raiz(d_k), medido", False),
+        (3, "A máscara causal: o futuro não vaza", False),
+        (4, "Uma média ponderada de V: linear em V, não em x", False),
+        (5, "Igual ao SDPA do PyTorch; o custo quadrático em T", False),
+        (6, "Uma cabeça do GPT-2 de verdade", True),
+    ],
+    proxima=("lab/04_multihead.py", "apostilas/04_multihead.md"),
+    argumentos=_argumentos,
+)
+if __name__ == "__main__":
+    LICAO.abrir()  # a primeira linha aparece antes do torch
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+dizer, num, cientifico = common.dizer, common.num, common.cientifico
+
+
+# ============================================================ a peça
+@functools.lru_cache(maxsize=8)
+def futuro(T, dispositivo, S=None):
+    """Máscara causal (T, S): True onde a chave j está no futuro da consulta i.
+
+    Com S > T (consultas novas sobre um passado guardado, lição 07), a consulta i
+    é a posição S - T + i: a máscara se alinha pelo canto de baixo."""
+    S = T if S is None else S
+    return torch.ones(T, S, dtype=torch.bool, device=dispositivo).triu(S - T + 1)
+
+
+def pesos_de_atencao(q, k, causal=False):
+    """softmax(q k^T / raiz(d_k)), linha a linha: q (..., T, d_k), k (..., S, d_k)."""
+    T, S = q.shape[-2], k.shape[-2]
+    notas = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., T, S)
+    if causal:
+        notas = notas.masked_fill(futuro(T, q.device, S), float("-inf"))
+    return notas.softmax(dim=-1)                               # (..., T, S)
+
+
+def atencao(q, k, v, causal=False):
+    """A média ponderada dos v: devolve (saída (..., T, d_v), pesos (..., T, S))."""
+    pesos = pesos_de_atencao(q, k, causal)                     # (..., T, S)
+    return pesos @ v, pesos                                    # (..., T, d_v)
+
+
+class Cabeca(nn.Module):
+    """Uma cabeça: projeta cada token em q, k e v (d -> d_k) e mistura os v."""
+
+    def __init__(self, d, d_k, causal=True):
+        super().__init__()
+        self.causal = causal
+        self.q, self.k, self.v = (nn.Linear(d, d_k, bias=False) for _ in range(3))
+
+    def forward(self, x):                                      # x (B, T, d)
+        y, _ = atencao(self.q(x), self.k(x), self.v(x), self.causal)
+        return y                                               # (B, T, d_k)
+
+
+def cabeca_aleatoria(d, d_k, causal=True, semente=0):
+    torch.manual_seed(semente)
+    return Cabeca(d, d_k, causal).double()
+
+
+# ============================================================ impressão
+def fmt(v, casas=2):
+    return num(0.0 if round(v, casas) == 0 else v, casas)     # nunca "-0,00"
+
+
+def mostrar(nome, t, linhas=None, colunas=None, casas=2, larg=7):
+    """Uma matriz pequena com nome, forma e rótulos."""
+    dizer(f"{nome}   forma {tuple(t.shape)}")
+    if colunas:
+        dizer(" " * 8 + "".join(f"{c[:larg - 1]:>{larg}}" for c in colunas))
+    for i, linha in enumerate(t.tolist()):
+        rotulo = linhas[i] if linhas else ""
+        celulas = "".join(f"{'-inf' if v == -math.inf else fmt(v, casas):>{larg}}"
+                          for v in linha)
+        dizer(f"  {rotulo[:6]:<6}{celulas}")
+
+
+def abaixo(x, teto):
+    """Uma diferença de arredondamento sai como limite, nunca como dígitos."""
+    return f"< {teto:.0e}".replace("e-0", "e-") if x < teto else f"= {cientifico(x)}"
+
+
+# ============================================================ experimento 1
+TOKENS4 = ["o", "gato", "subiu", "no"]
+
+
+def exp_a_mao(licao):
+    g = torch.Generator().manual_seed(licao.args.semente)
+    sorteio = lambda *forma: torch.randn(*forma, generator=g, dtype=torch.float64).round(
+        decimals=1)  # noqa: E731  (uma casa: dá para conferir à mão)
+    x = sorteio(4, 5)                                          # (T, d)
+    W_q, W_k, W_v = sorteio(5, 3), sorteio(5, 3), sorteio(5, 3)  # (d, d_k)
+    dizer("4 tokens, cada um um vetor de d = 5 números (sorteados: ainda não é um\n"
+          "embedding de verdade); uma cabeça com d_k = 3.\n")
+    mostrar("x", x, TOKENS4, casas=1)
+    mostrar("W_q (W_k e W_v têm a mesma forma)", W_q, casas=1)
+    Q, K, V = x @ W_q, x @ W_k, x @ W_v                        # 3 x (T, d_k)
+    dizer("\nQ = x W_q, K = x W_k, V = x W_v: uma linha por token.")
+    for nome, t in (("Q", Q), ("K", K), ("V", V)):
+        mostrar(nome, t, TOKENS4)
+    notas = Q @ K.T / math.sqrt(3)                             # (T, T)
+    dizer("\nNotas: Q K^T / raiz(3). Linha = quem pergunta, coluna = quem responde.")
+    mostrar("notas", notas, TOKENS4, TOKENS4)
+    i = 1
+    e = notas[i].exp()
+    dizer(f"\nSoftmax da linha \"{TOKENS4[i]}\", passo a passo:")
+    dizer("  exp(notas) = [" + "; ".join(fmt(v) for v in e.tolist()) + "]")
+    dizer(f"  soma       = {fmt(float(e.sum()))}")
+    dizer("  pesos      = [" + "; ".join(fmt(v) for v in (e / e.sum()).tolist()) + "]")
+    A = notas.softmax(dim=-1)                                  # (T, T)
+    mostrar("\nA = softmax das notas, linha a linha", A, TOKENS4, TOKENS4)
+    Y = A @ V                                                  # (T, d_k)
+    mostrar("\nY = A V: a saída de cada token", Y, TOKENS4)
+    termos = " + ".join(f"{fmt(float(A[i, j]))}*v[{t}]" for j, t in enumerate(TOKENS4))
+    dizer(f"\ny[{TOKENS4[i]}] = {termos}")
+    dizer("Cada saída é uma média de V com os pesos da sua linha de A.")
+    y_funcao, _ = atencao(Q, K, V)
+    ok = licao.verificar(torch.equal(Y, y_funcao), "a mão = atencao()")
+    dizer(f"À mão = atencao(Q, K, V) do script? {'sim, bit a bit' if ok else 'NÃO'}.")
+
+
+# ============================================================ experimento 2
+def entropia(p):
+    return -(p * p.clamp_min(1e-300).log()).sum(-1)            # em nats
+
+
+def saturacao(d_k, gerador, linhas=512, chaves=16):
+    """Para q e k com coordenadas N(0, 1): variância de q.k e, com e sem a escala,
+    o maior peso, a entropia e a norma do gradiente que volta pelo softmax."""
+    q = torch.randn(linhas, 1, d_k, generator=gerador, dtype=torch.float64)
+    k = torch.randn(linhas, chaves, d_k, generator=gerador, dtype=torch.float64)
+    s = (q * k).sum(-1)                                        # (linhas, chaves)
+    g = torch.randn(linhas, chaves, generator=gerador, dtype=torch.float64)
+    medidas = {"var": float(s.var())}
+    for nome, notas in (("sem", s), ("com", s / math.sqrt(d_k))):
+        notas = notas.clone().requires_grad_(True)
+        p = notas.softmax(dim=-1)
+        (p * g).sum().backward()                              # um sinal qualquer que volta
+        p = p.detach()
+        medidas[nome] = (float(p.max(-1).values.mean()), float(entropia(p).mean()),
+                         float(notas.grad.norm(dim=-1).median()))
+    return medidas
+
+
+def exp_escala(licao):
+    g = torch.Generator().manual_seed(licao.args.semente)
+    dizer("q e k com coordenadas N(0, 1); q.k é uma soma de d_k produtos, então sua\n"
+          "variância deveria ser d_k. Cada linha: 512 consultas, 16 chaves cada.\n")
+    dizer(f"  {'d_k':>5} {'var(q.k)':>10} {'var(q.k/raiz(d_k))':>19}")
+    linhas = {}
+    for d_k in (16, 64, 256, 1024):
+        m = linhas[d_k] = saturacao(d_k, g)
+        dizer(f"  {d_k:>5} {num(m['var'], 1):>10} {num(m['var'] / d_k, 2):>19}")
+    dizer(f"\nSoftmax das 16 notas, sem a escala (sem) e com ela (com). Entropia em nats\n"
+          f"(uniforme = ln 16 = {num(math.log(16), 2)}; um só peso 1 = 0).\n")
+    dizer(f"  {'d_k':>5} {'maior peso':>14} {'entropia':>13} {'gradiente (med.)':>19}")
+    dizer(f"  {'':>5} {'sem':>6} {'com':>7} {'sem':>6} {'com':>6} {'sem':>9} {'com':>9}")
+    for d_k, m in linhas.items():
+        (p0, h0, g0), (p1, h1, g1) = m["sem"], m["com"]
+        dizer(f"  {d_k:>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
+              f"{cientifico(g0, 1):>9} {cientifico(g1, 1):>9}")
+    razoes = [m["var"] / d for d, m in linhas.items()]
+    cresce = all(0.8 < r < 1.25 for r in razoes)
+    sem, com = linhas[1024]["sem"], linhas[1024]["com"]
+    dizer("\nA variância de q.k " + ("cresce como d_k" if cresce else "NÃO acompanha d_k")
+          + "; dividir por raiz(d_k) a traz de volta a ~1.")
+    queda = com[2] / sem[2]
+    queda = num(queda, 0) if queda < 1000 else cientifico(queda, 1)
+    dizer(f"Com d_k = 1024 e sem a escala, o maior peso médio é {num(sem[0], 2)}: o softmax\n"
+          f"virou quase um 'argmax', e o gradiente (mediana por linha) que volta por\n"
+          f"ele é {queda} vezes menor que com a escala. Um softmax saturado quase\n"
+          "não aprende.")
+
+
+# ============================================================ experimento 3
+def exp_mascara(licao):
+    T, d, d_k = 6, 8, 4
+    rotulos = [f"t{i}" for i in range(T)]
+    causal = cabeca_aleatoria(d, d_k, causal=True, semente=licao.args.semente)
+    livre = cabeca_aleatoria(d, d_k, causal=False, semente=licao.args.semente)
+    g = torch.Generator().manual_seed(licao.args.semente + 1)
+    x = torch.randn(1, T, d, generator=g, dtype=torch.float64)  # (B, T, C)
+    aditiva = torch.zeros(T, T).masked_fill(futuro(T, x.device), float("-inf"))
+    mostrar("Máscara somada às notas (-inf acima da diagonal)", aditiva, rotulos, rotulos,
+            casas=0, larg=6)
+    with torch.no_grad():
+        _, pesos = atencao(causal.q(x), causal.k(x), causal.v(x), causal=True)
+    mostrar("\nPesos com a máscara: cada linha só vê as colunas até ela", pesos[0],
+            rotulos, rotulos, larg=6)
+    x2 = x.clone()
+    x2[0, -1] = torch.randn(d, generator=g, dtype=torch.float64)  # troca só o último token
+    dizer(f"\nAgora troco só o último token (t{T - 1}) por outro vetor e comparo as saídas")
+    dizer(f"das posições t0 a t{T - 2}:")
+    with torch.no_grad():
+        for nome, cab in (("com máscara", causal), ("sem máscara", livre)):
+            a, b = cab(x)[0, :-1], cab(x2)[0, :-1]             # (T-1, d_k)
+            if torch.equal(a, b):
+                texto = "0: idênticas, bit a bit"
+            else:
+                texto = num(float((a - b).abs().max()), 3)
+            dizer(f"  {nome}: max |diferença| = {texto}")
+    licao.verificar(torch.equal(causal(x)[0, :-1], causal(x2)[0, :-1]), "futuro não vaza")
+    dizer("\nCom a máscara, nenhuma saída anterior sabe que o futuro mudou: é o que\n"
+          "permite treinar todas as posições de uma vez e gerar token a token.")
+    linha_inf = torch.full((3,), float("-inf")).softmax(-1)
+    linha_grande = torch.full((3,), -1e9).softmax(-1)
+    dizer("\nCuidado com uma linha TODA mascarada (acontece com preenchimento):")
+    nan = "; ".join("NaN" if math.isnan(v) else num(v, 2) for v in linha_inf.tolist())
+    dizer(f"  softmax([-inf, -inf, -inf]) = [{nan}]  (0/0: 'não é um número')")
+    dizer(f"  softmax([-1e9, -1e9, -1e9]) = "
+          f"[{'; '.join(num(v, 2) for v in linha_grande.tolist())}]")
+    dizer("A máscara causal nunca chega a isso: a diagonal (o próprio token) fica aberta.")
+
+
+# ============================================================ experimento 4
+def exp_media(licao):
+    T, d, d_k = 6, 8, 4
+    cab = cabeca_aleatoria(d, d_k, causal=True, semente=licao.args.semente)
+    g = torch.Generator().manual_seed(licao.args.semente + 1)
+    x = torch.randn(1, T, d, generator=g, dtype=torch.float64)  # (B, T, C)
+    with torch.no_grad():
+        q, k, v = cab.q(x), cab.k(x), cab.v(x)                 # 3 x (B, T, d_k)
+        y, pesos = atencao(q, k, v, causal=True)
+        somas = (pesos.sum(-1) - 1).abs().max()
+        dizer(f"Cada linha de pesos soma 1: max |soma - 1| {abaixo(float(somas), 1e-12)};")
+        dizer(f"todos os pesos >= 0: {'sim' if bool((pesos >= 0).all()) else 'não'}.")
+        dentro = bool(((y >= v.min(1, keepdim=True).values - 1e-12)
+                       & (y <= v.max(1, keepdim=True).values + 1e-12)).all())
+        dizer("Então cada coordenada de y fica entre o menor e o maior valor daquela\n"
+              f"coluna de V: {'confere' if licao.verificar(dentro, 'média') else 'NÃO'}.\n")
+        v2 = torch.randn(v.shape, generator=g, dtype=torch.float64)
+        soma = atencao(q, k, v + 2 * v2, causal=True)[0]
+        partes = y + 2 * atencao(q, k, v2, causal=True)[0]
+        erro_v = float((soma - partes).abs().max())
+        dizer("Com os pesos fixos, a saída é linear em V:")
+        dizer(f"  atenção(V1 + 2 V2) - [atenção(V1) + 2 atenção(V2)]: max "
+              f"{abaixo(erro_v, 1e-12)}")
+        licao.verificar(erro_v < 1e-12, "linear em V")
+        y1, y2 = cab(x), cab(2 * x)
+        rel = float((y2 - 2 * y1).norm() / (2 * y1).norm())
+        _, p2 = atencao(cab.q(2 * x), cab.k(2 * x), cab.v(2 * x), causal=True)
+    dizer("Mas não é linear em x: dobrar x multiplica as notas por 4 e muda os pesos.")
+    dizer(f"  |cabeça(2x) - 2 cabeça(x)| / |2 cabeça(x)| = {num(rel, 2)}")
+    dizer(f"  pesos da última linha com x:  [{'; '.join(fmt(v) for v in pesos[0, -1].tolist())}]")
+    dizer(f"  pesos da última linha com 2x: [{'; '.join(fmt(v) for v in p2[0, -1].tolist())}]")
+    dizer("\nO que depende de x de forma não linear são só os PESOS da mistura; o\n"
+          "conteúdo (V = x W_v) passa por uma matriz fixa. A atenção transporta\n"
+          "informação entre posições; quem faz contas com ela é o MLP (lição 05).")
+
+
+# ============================================================ experimento 5
+def cronometrar(funcao, repeticoes=3):
+    tempos = []
+    for _ in range(repeticoes):
+        inicio = time.perf_counter()
+        funcao()
+        tempos.append(time.perf_counter() - inicio)
+    return min(tempos)
+
+
+def exp_sdpa(licao):
+    g = torch.Generator().manual_seed(licao.args.semente)
+    for tipo, teto in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
+        q, k, v = (torch.randn(2, 4, 64, 32, generator=g, dtype=tipo) for _ in range(3))
+        nosso, _ = atencao(q, k, v, causal=True)                 # (B, h, T, d_k)
+        deles = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        dif = float((nosso - deles).abs().max())
+        licao.verificar(dif < teto, f"SDPA {tipo}")
+        dizer(f"atencao(causal=True) contra F.scaled_dot_product_attention(is_causal=True),\n"
+              f"  {str(tipo).replace('torch.', '')}, (2, 4, 64, 32): max |diferença| "
+              f"{abaixo(dif, teto)}")
+    errado = F.scaled_dot_product_attention(q, k, v, attn_mask=futuro(64, q.device))
+    certo = F.scaled_dot_product_attention(q, k, v, attn_mask=~futuro(64, q.device))
+    dizer("\nArmadilha: no SDPA uma máscara booleana diz True = PODE olhar (o contrário\n"
+          "do masked_fill). Passar a nossa máscara 'futuro' direto dá outra conta:")
+    dizer(f"  com 'futuro': max |diferença| = {num(float((errado - nosso).abs().max()), 2)}; "
+          f"com '~futuro': {abaixo(float((certo - nosso).abs().max()), 1e-12)}\n")
+    dizer("Custo: uma cabeça, d_k = 64, float32. A matriz de notas tem T x T números.")
+    dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>9} {'razão':>6} "
+          f"{'SDPA':>9}")
+    Ts, nossos, sdpas = [256, 512, 1024, 2048, 4096], [], []
+    with common.Progresso(len(Ts), "medindo o tempo") as barra:
+        for T in Ts:
+            q, k, v = (torch.randn(1, 1, T, 64, generator=g) for _ in range(3))
+            n = 7 if T <= 1024 else 3                           # o menor de n: menos ruído
+            nossos.append(cronometrar(lambda: atencao(q, k, v, causal=True), n))
+            sdpas.append(cronometrar(
+                lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), n))
+            barra.avancar()
+    for i, T in enumerate(Ts):
+        razao_b = "" if i == 0 else num(T * T / Ts[i - 1] ** 2, 2)
+        razao_t = "" if i == 0 else num(nossos[i] / nossos[i - 1], 1)
+        dizer(f"  {T:>5} {common.tamanho(4 * T * T):>13} {razao_b:>6} "
+              f"{num(1000 * nossos[i], 1):>6} ms {razao_t:>6} {num(1000 * sdpas[i], 1):>6} ms")
+    dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes). O tempo, para T\n"
+          "grande, cresce na mesma ordem: razão perto de 4, ou mais quando a matriz\n"
+          "deixa de caber no cache do processador (varia de máquina para máquina).\n"
+          f"Com 12 cabeças e T = 1024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
+          f"dessas: {common.tamanho(12 * 4 * 1024 ** 2)}.")
+    if not licao.quer_figuras:
+        return
+    fig, ax = common.figura(margens=(0.8, 0.15, 0.55, 0.35))
+    ax.plot(Ts, nossos, "o-", label="nossa atenção")
+    ax.plot(Ts, sdpas, "s-", label="SDPA do PyTorch")
+    ax.plot(Ts, [nossos[-1] * (T / Ts[-1]) ** 2 for T in Ts], "k:", label="proporcional a T²")
+    common.escala_log(ax)
+    common.escala_log(ax, eixo="x")
+    ax.set(xlabel="T (tokens)", ylabel="tempo (s)", title="Atenção de uma cabeça: tempo x T")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    licao.salvar_figura(fig, "03_custo_quadratico.png")
+
+
+# ============================================================ experimento 6
+def padroes(modelo, ids):
+    """Pesos de atenção de todas as camadas e cabeças do GPT-2: (L, h, T, T).
+
+    Captura a entrada de cada camada de atenção (depois do ln_1) e refaz a conta com
+    a função atencao() desta lição e os próprios c_attn do modelo (Conv1D)."""
+    entradas = []
+    ganchos = [b.attn.register_forward_pre_hook(
+        lambda _m, args, kwargs: entradas.append(
+            args[0] if args else kwargs["hidden_states"]), with_kwargs=True)
+        for b in modelo.transformer.h]
+    try:
+        with torch.no_grad():
+            modelo(ids)
+            todas = []
+            for bloco, x in zip(modelo.transformer.h, entradas):
+                B, T, C = x.shape                              # (B, T, C)
+                h = bloco.attn.num_heads
+                q, k, _ = bloco.attn.c_attn(x).split(C, dim=-1)  # 3 x (B, T, C)
+                q = q.view(B, T, h, C // h).transpose(1, 2)    # (B, h, T, C/h)
+                k = k.view(B, T, h, C // h).transpose(1, 2)    # (B, h, T, C/h)
+                todas.append(pesos_de_atencao(q, k, causal=True)[0])  # (h, T, T)
+    finally:
+        for gancho in ganchos:
+            gancho.remove()
+    return torch.stack(todas)                                  # (L, h, T, T)
+
+
+def nome_token(tok, i, limite=8):
+    texto = tok.decode([int(i)]).replace("\ufffd", "?").replace("\n", "\\n")
+    texto = "".join(c if c.isprintable() else "?" for c in texto)
+    return (texto.replace(" ", "_") or "?")[:limite]
+
+
+def notas_de_padrao(pesos):
+    """Peso médio (posições >= 1) no token anterior, no primeiro e no próprio."""
+    T = pesos.shape[-1]
+    i = torch.arange(1, T)
+    return {"no token anterior": pesos[..., i, i - 1].mean(-1),
+            "no primeiro token": pesos[..., i, 0].mean(-1),
+            "no próprio token": pesos[..., i, i].mean(-1)}
+
+
+def mapa_ascii(pesos, rotulos):
+    """Mapa de calor em caracteres: ' ' = 0, '@' = 1."""
+    niveis = " .:-=+*#%@"
+    linhas = [" " * 10 + "".join(f"{j % 10:<2}" for j in range(len(rotulos)))]
+    for i, linha in enumerate(pesos.tolist()):
+        celulas = "".join(niveis[min(9, int(p * 10))] + " " for p in linha)
+        linhas.append(f"{i:>2} {rotulos[i]:<7}{celulas}".rstrip())
+    return "\n".join(linhas)
+
+
+MAX_T = 32
+
+
+def exp_gpt2(licao):
+    modelo, tok = licao.gpt2()
+    cfg = modelo.config
+    camada, cabeca = licao.args.camada, licao.args.cabeca
+    if not (0 <= camada < cfg.n_layer and 0 <= cabeca < cfg.n_head):
+        camada, cabeca = min(max(camada, 0), cfg.n_layer - 1), min(max(cabeca, 0), cfg.n_head - 1)
+        dizer(f"(Este modelo tem {cfg.n_layer} camadas de {cfg.n_head} cabeças: uso a "
+              f"cabeça {camada}.{cabeca}.)")
+    ids = tok(FRASE, return_tensors="pt")["input_ids"][:, :MAX_T]  # cabe em 80 colunas
+    pesos = padroes(modelo, ids)[camada, cabeca]               # (T, T)
+    rotulos = [nome_token(tok, i) for i in ids[0]]
+    dizer(f"Frase: \"{FRASE}\"\nCamada {camada}, cabeça {cabeca} (camada.cabeça = "
+          f"{camada}.{cabeca}); linha = quem olha, coluna = para quem.\n")
+    dizer(mapa_ascii(pesos, rotulos))
+    dizer("  (' ' abaixo de 0,1; '.' de 0,1 a 0,2; ':' até 0,3 ... '@' 0,9 ou mais)\n")
+    notas = {k: float(v) for k, v in notas_de_padrao(pesos).items()}
+    for nome, valor in notas.items():
+        dizer(f"  peso médio {nome:<18} {num(valor, 2)}")
+    maior = max(notas, key=notas.get)
+    if notas[maior] > 0.5:
+        dizer(f"Esta cabeça põe mais da metade do peso {maior}.")
+    else:
+        dizer("Esta cabeça espalha a atenção: nenhum dos três padrões passa de 0,5.")
+    if not licao.quer_figuras:
+        return
+    fig, ax = common.figura(7, 6.2, margens=(1.0, 0.2, 1.0, 0.4))
+    ax.imshow(pesos.numpy(), cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(rotulos)), rotulos, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(rotulos)), rotulos, fontsize=8)
+    ax.set(xlabel="para quem olha (chave)", ylabel="quem olha (consulta)",
+           title=f"{licao.args.modelo}: camada {camada}, cabeça {cabeca}")
+    licao.salvar_figura(fig, "03_cabeca_gpt2.png")
+
+
+EXPERIMENTOS = {1: exp_a_mao, 2: exp_escala, 3: exp_mascara, 4: exp_media, 5: exp_sdpa,
+                6: exp_gpt2}
+
+if __name__ == "__main__":
+    sys.exit(LICAO.rodar(EXPERIMENTOS))

@@ -1,0 +1,205 @@
+"""Lição 03: a atenção de uma cabeça contra oráculos independentes (SDPA do PyTorch,
+softmax e jacobiano em numpy, GPT2Attention eager do transformers) e a saída do script."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import common
+from conftest import RAIZ, rodar_script
+
+L03 = common.importar_licao("03_attention")
+
+
+# ------------------------------------------------------------ a função atencao
+@pytest.mark.parametrize("causal", [False, True])
+def test_atencao_igual_ao_sdpa(causal):
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, 3, 9, 5, generator=g, dtype=torch.float64) for _ in range(3))
+    y, pesos = L03.atencao(q, k, v, causal=causal)
+    esperado = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert (y - esperado).abs().max() < 1e-12
+    assert torch.allclose(pesos.sum(-1), torch.ones(2, 3, 9, dtype=torch.float64))
+
+
+def test_mascara_com_passado_guardado_alinha_por_baixo():
+    """T consultas novas sobre S chaves (S > T): a consulta i é a posição S - T + i.
+    (O is_causal do SDPA alinha por cima: aqui o oráculo é uma máscara explícita.)"""
+    g = torch.Generator().manual_seed(2)
+    T, S = 3, 7
+    q = torch.randn(1, T, 4, generator=g, dtype=torch.float64)
+    k, v = (torch.randn(1, S, 4, generator=g, dtype=torch.float64) for _ in range(2))
+    pode = torch.tensor([[j <= S - T + i for j in range(S)] for i in range(T)])
+    esperado = F.scaled_dot_product_attention(q, k, v, attn_mask=pode)
+    assert (L03.atencao(q, k, v, causal=True)[0] - esperado).abs().max() < 1e-12
+
+
+def test_causal_nao_vaza_e_sem_mascara_vaza():
+    cab = L03.cabeca_aleatoria(8, 4, causal=True)
+    livre = L03.cabeca_aleatoria(8, 4, causal=False)
+    x = torch.randn(1, 6, 8, dtype=torch.float64)
+    x2 = x.clone()
+    x2[0, -1] += 1.0
+    with torch.no_grad():
+        assert torch.equal(cab(x)[0, :-1], cab(x2)[0, :-1])
+        assert (livre(x)[0, :-1] - livre(x2)[0, :-1]).abs().max() > 1e-3
+
+
+# ------------------------------------------------------------ experimento 1
+def test_experimento_1_confere_com_numpy():
+    """Refaz o sorteio do experimento 1 e toda a conta em numpy; a saída mostra os mesmos A e Y."""
+    g = torch.Generator().manual_seed(0)
+    sorteio = lambda *f: torch.randn(*f, generator=g, dtype=torch.float64).round(  # noqa: E731
+        decimals=1).numpy()
+    x, W_q, W_k, W_v = sorteio(4, 5), sorteio(5, 3), sorteio(5, 3), sorteio(5, 3)
+    Q, K, V = x @ W_q, x @ W_k, x @ W_v
+    notas = Q @ K.T / np.sqrt(3)
+    A = np.exp(notas - notas.max(1, keepdims=True))
+    A /= A.sum(1, keepdims=True)
+    Y = A @ V
+    r = rodar_script("03_attention.py", "--so", "1")
+    assert r.returncode == 0, r.saida + r.erros
+    for matriz in (A, Y):
+        for rotulo, linha in zip(L03.TOKENS4, matriz):
+            texto = f"  {rotulo:<6}" + "".join(f"{L03.fmt(float(v)):>7}" for v in linha)
+            assert texto in r.saida, texto
+    assert "sim, bit a bit" in r.saida
+
+
+# ------------------------------------------------------------ experimento 2
+def test_saturacao_contra_jacobiano_fechado():
+    """O gradiente pelo softmax é J^T g com J = diag(p) - p p^T (forma fechada, em numpy)."""
+    for d_k in (16, 1024):
+        medidas = L03.saturacao(d_k, torch.Generator().manual_seed(5))
+        g = torch.Generator().manual_seed(5)
+        q = torch.randn(512, 1, d_k, generator=g, dtype=torch.float64).numpy()
+        k = torch.randn(512, 16, d_k, generator=g, dtype=torch.float64).numpy()
+        s = (q * k).sum(-1)
+        sinal = torch.randn(512, 16, generator=g, dtype=torch.float64).numpy()
+        assert medidas["var"] == pytest.approx(s.var(ddof=1), rel=1e-9)
+        assert 0.85 < medidas["var"] / d_k < 1.15
+        for nome, notas in (("sem", s), ("com", s / math.sqrt(d_k))):
+            p = np.exp(notas - notas.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            grad = p * (sinal - (p * sinal).sum(1, keepdims=True))      # J^T g
+            normas = np.sort(np.linalg.norm(grad, axis=1))
+            maior, _, mediana = medidas[nome]
+            assert maior == pytest.approx(p.max(1).mean(), rel=1e-9)
+            assert mediana == pytest.approx(normas[255], rel=1e-6)     # mediana inferior
+    assert medidas["sem"][2] < 1e-3 * medidas["com"][2]                # d_k = 1024 saturado
+
+
+# ------------------------------------------------------------ experimento 6
+@pytest.fixture(scope="module")
+def pequeno(gpt2_pequeno):
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    modelo = GPT2LMHeadModel.from_pretrained(gpt2_pequeno, attn_implementation="eager").eval()
+    return modelo, AutoTokenizer.from_pretrained(gpt2_pequeno)
+
+
+def test_padroes_iguais_aos_pesos_do_transformers(pequeno):
+    """Os pesos recalculados pela lição = output_attentions da GPT2Attention eager."""
+    modelo, tok = pequeno
+    ids = tok(L03.FRASE, return_tensors="pt")["input_ids"]
+    nossos = L03.padroes(modelo, ids)
+    with torch.no_grad():
+        deles = torch.cat(modelo(ids, output_attentions=True).attentions)  # (L, h, T, T)
+    assert nossos.shape == deles.shape
+    assert (nossos - deles).abs().max() < 1e-5
+
+
+def test_notas_de_padrao_numa_cabeca_construida():
+    T = 6
+    anterior = torch.zeros(T, T)
+    anterior[0, 0] = 1
+    anterior[torch.arange(1, T), torch.arange(T - 1)] = 1          # cada um olha o anterior
+    primeiro = torch.zeros(T, T)
+    primeiro[:, 0] = 1
+    notas = L03.notas_de_padrao(torch.stack([anterior, primeiro]))
+    assert notas["no token anterior"].tolist() == [1.0, pytest.approx(1 / (T - 1))]
+    assert notas["no primeiro token"].tolist() == [pytest.approx(1 / (T - 1)), 1.0]
+    assert notas["no próprio token"].tolist() == [0.0, 0.0]
+
+
+# ------------------------------------------------------------ a lição inteira
+@pytest.fixture(scope="module")
+def inteira(gpt2_pequeno, tmp_path_factory):
+    pasta = tmp_path_factory.mktemp("figuras03")
+    return rodar_script("03_attention.py", "--figuras", str(pasta),
+                        env={"LAB_MODELO": str(gpt2_pequeno)}), pasta
+
+
+def test_licao_inteira_com_modelo(inteira):
+    r, pasta = inteira
+    assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
+    assert "Traceback" not in r.saida + r.erros
+    for k in range(1, 7):
+        assert f"Experimento {k}/6 · " in r.saida
+    assert "6 de 6 experimento(s) rodaram" in r.saida
+    assert sorted(p.name for p in pasta.glob("*.png")) == [
+        "03_cabeca_gpt2.png", "03_custo_quadratico.png"]
+    assert "Próximo passo: lab/04_multihead.py" in r.saida
+    sem_caminhos = [linha for linha in r.saida.splitlines() if "pytest-" not in linha]
+    assert max(len(linha) for linha in sem_caminhos) <= 80     # caminhos longos à parte
+
+
+def test_numeros_calculados_na_saida(inteira):
+    s = inteira[0].saida
+    assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in s
+    assert "max |soma - 1| < 1e-12" in s and "(2, 4, 64, 32): max |diferença| < 1e-5" in s
+    for T in (512, 1024, 2048, 4096):                                # bytes de T x T float32
+        assert f"{T:>5} {common.tamanho(4 * T * T):>13}   4,00" in s
+    assert f"matrizes\ndessas: {common.tamanho(12 * 4 * 1024 ** 2)}." in s
+    assert "softmax([-inf, -inf, -inf]) = [NaN; NaN; NaN]" in s
+    assert "(Este modelo tem 3 camadas de 4 cabeças: uso a cabeça 2.3.)" in s
+
+
+def test_sem_modelo_explica_e_segue(tmp_path):
+    r = rodar_script("03_attention.py", "--sem-figuras", "--so", "1,6",
+                     env={"LAB_MODELO": str(tmp_path / "nada"), "COLUMNS": "60"})
+    assert r.returncode == 1
+    assert "Traceback" not in r.saida + r.erros
+    assert "PULADO: não há pasta" in r.saida and "1 de 2 experimento(s) rodaram" in r.saida
+
+
+def test_primeira_linha_antes_do_torch():
+    r = subprocess.run([sys.executable, "-X", "importtime", "lab/03_attention.py", "--so", "1",
+                        "--sem-figuras"], cwd=RAIZ, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env={"PATH": "", "PYTHONUNBUFFERED": "1",
+                                                      "PYTHONIOENCODING": "utf-8"})
+    linhas = r.stdout.decode("utf-8", "replace").splitlines()
+    titulo = next(i for i, linha in enumerate(linhas) if linha.startswith("Lição 03"))
+    torch_import = next(i for i, linha in enumerate(linhas) if linha.rstrip().endswith("| torch"))
+    assert titulo < torch_import
+
+
+def test_sdpa_com_a_mascara_trocada_zera_a_linha_proibida():
+    """O que a apostila diz do experimento 5: a última linha, toda proibida, sai zero no SDPA
+    (e NaN na nossa versão, que usa -inf)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, 5, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    mascara = L03.futuro(5, q.device)                  # True = futuro; no SDPA, True = pode
+    assert torch.equal(F.scaled_dot_product_attention(q, k, v, attn_mask=mascara)[0, 0, -1],
+                       torch.zeros(4, dtype=torch.float64))
+    notas = torch.zeros(1, 5).masked_fill(torch.ones(1, 5, dtype=torch.bool), float("-inf"))
+    assert notas.softmax(-1).isnan().all()
+
+
+# ------------------------------------------------------------ números do texto corrido
+def test_numeros_do_texto_da_apostila():
+    texto = " ".join((RAIZ / "apostilas" / "03_attention.md").read_text(encoding="utf-8").split())
+    por_cabeca = common.tamanho(4 * 1024 ** 2).replace(",0 ", " ")          # 4 MiB
+    por_camada = common.tamanho(12 * 4 * 1024 ** 2).replace(",0 ", " ")     # 48 MiB
+    for trecho in (f"com *T* = 1024, são {por_cabeca} **por cabeça**",
+                   f"então {por_camada} por camada só de notas",
+                   f"$\\ln 16 = {common.num(math.log(16), 2).replace(',', '{,}')}$",
+                   "desvio padrão $\\sqrt{d_k}$: 8 com $d_k = 64$", "32 com $d_k = 1024$"):
+        assert " ".join(trecho.split()) in texto, trecho
+    assert math.sqrt(64) == 8 and math.sqrt(1024) == 32
