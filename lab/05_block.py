@@ -244,6 +244,7 @@ def exp_pre_post(licao):
           f"\nNa camada {camadas}, o Post-LN recebe {num(pos[0][-1] / pre[0][-1], 1)}x "
           "o gradiente do Pre-LN.\nNo Pre-LN, o gradiente das últimas camadas encolhe quando a "
           "pilha\ntem mais camadas (como 1/raiz(L), L = total de blocos).\n")
+    licao.pausa("o treino, passo a passo: gradiente da camada 1 e perda")
     dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
     dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
     passos = len(pre[1]) - 1
@@ -255,6 +256,7 @@ def exp_pre_post(licao):
           f"(ln 16 = {num(math.log(16), 2)}): a primeira camada parou de aprender.")
     dizer(f"Pre-LN: o gradiente variou (queda de {num(quedas(pre[1]), 1)}x no máximo) e a "
           f"perda desceu\nde {num(pre[2][0], 2)} a {num(pre[2][-1], 2)}: a rede está aprendendo.\n")
+    licao.pausa("o gráfico do gradiente da camada 1, passo a passo")
     xs = list(range(passos + 1))
     dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
                                altura=12, rotulo_y="gradiente da camada 1 (escala log)",
@@ -320,6 +322,7 @@ def exp_norma_residual(licao):
     medio = float(demais[-1] / demais[0]) ** (1 / L)
     dizer(f"\nCrescimento médio por bloco (posições >= 1): {num(medio, 3)}x; "
           f"do embedding ao bloco {L}: {num(float(demais[-1] / demais[0]), 1)}x.")
+    licao.pausa("o gráfico da norma, camada a camada")
     xs = list(range(L + 1))
     dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
                                xs, log_y=True, altura=10, rotulo_y="norma (escala log)",
@@ -373,6 +376,8 @@ def exp_logit_lens(licao):
           "segundo aquela camada, naquela posição.\n")
     lidos = []
     for texto in LENTE:
+        if lidos:  # cada frase numa tela limpa
+            licao.pausa(f"a tabela da frase \"{texto}\"")
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
@@ -477,6 +482,7 @@ def exp_gelu(licao):
     x = torch.linspace(-3, 3, 241, dtype=torch.float64)
     dizer(common.grafico_ascii({"GELU": gelu_exata(x).tolist(), "ReLU": F.relu(x).tolist()},
                                x.tolist(), altura=14, rotulo_y="f(x)", rotulo_x="x"))
+    licao.pausa("a tabela perto de zero e a GELU com tanh do GPT-2")
     dizer("\nPerto de zero (onde as duas diferem):")
     dizer(f"  {'x':>6} {'ReLU':>8} {'GELU':>8}")
     for v in (-2.0, -1.0, -0.75, -0.5, 0.0, 0.5, 1.0, 2.0):
