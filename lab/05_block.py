@@ -377,7 +377,7 @@ def exp_logit_lens(licao):
     lidos = []
     for texto in LENTE:
         if lidos:  # cada frase numa tela limpa
-            licao.pausa(f"a tabela da frase \"{texto}\"")
+            licao.pausa(f"\"{texto}\"")
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
@@ -456,6 +456,7 @@ def exp_parametros(licao):
     dizer(f"\nFórmula fechada 12d² + 13d com d = {d}: {inteiro(formula)} "
           f"({'confere' if formula == total else 'NÃO confere'} com a contagem).")
     dizer(f"O MLP leva {pct(grupos['MLP'] / total)} do bloco: cerca de dois terços.\n")
+    licao.pausa("o modelo inteiro: embeddings, blocos e ln_f")
     t = modelo.transformer
     unicos = common.contar_parametros(modelo)
     dobrado = sum(v.numel() for v in modelo.state_dict().values())

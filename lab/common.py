@@ -413,7 +413,7 @@ class Licao:
             _limpar_tela()
             raise _Repetir
         _limpar_tela()
-        dizer(_cortar(f"{cabecalho} (continuação)"))
+        dizer(_cortar(cabecalho, len(" (continuação)")) + " (continuação)")
 
     def _pausa_entre(self, a_seguir: str) -> bool:
         """Pausa entre experimentos. True: repetir o anterior (r + Enter)."""
@@ -1162,9 +1162,9 @@ def _cortar(texto: str, folga: int = 0) -> str:
 
 
 def _perguntar_pausa(a_seguir: str) -> bool:
-    """Uma linha só ('[Enter] 3/6 · título…  (r+Enter: de novo)'), para não rolar a
-    tela; True se a resposta for r (repetir)."""
-    dica = "  (r+Enter: de novo) "
+    """Uma linha só ('[Enter] 3/6 · título…  (r: repete)'), para não rolar a tela;
+    True se a resposta for r (r + Enter: o experimento atual de novo)."""
+    dica = "  (r: repete) "
     resposta = perguntar(_cortar(f"[Enter] {a_seguir}", len(dica)) + dica)
     return (resposta or "").strip().lower() in ("r", "repete", "repetir")
 
