@@ -340,6 +340,7 @@ def exp_pre_post(licao):
         dizer(f"  {nome:<8} {num(raso[pre_ln], 4)} -> {num(perfil[-1], 4)}  (x{num(razao, 2)}): "
               + frase_profundidade(razao, 10, camadas))
     dizer()
+    licao.pausa("o treino, passo a passo: gradiente da camada 1 e perda")
     dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
     dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
     for p in range(0, passos + 1, max(1, passos // 10)):
@@ -350,6 +351,7 @@ def exp_pre_post(licao):
         dizer(frase_gradiente(nome, g))
         dizer(frase_perda(perdas))
     dizer()
+    licao.pausa("o gráfico do gradiente da camada 1, passo a passo")
     xs = list(range(passos + 1))
     dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
                                altura=12, rotulo_y="gradiente da camada 1 (escala log)",
@@ -415,6 +417,7 @@ def exp_norma_residual(licao):
     medio = float(demais[-1] / demais[0]) ** (1 / L)
     dizer(f"\nCrescimento médio por bloco (posições >= 1): {num(medio, 3)}x;\n"
           f"do embedding ao bloco {L}: {num(float(demais[-1] / demais[0]), 1)}x.")
+    licao.pausa("o gráfico da norma, camada a camada")
     xs = list(range(L + 1))
     dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
                                xs, log_y=True, altura=10, rotulo_y="norma (escala log)",
@@ -497,6 +500,8 @@ def exp_logit_lens(licao):
           "segundo aquela camada, naquela posição.\n")
     lidos = []
     for texto in LENTE:
+        if lidos:  # cada frase numa tela limpa
+            licao.pausa(f"\"{texto}\"")
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
@@ -572,6 +577,7 @@ def exp_parametros(licao):
     dizer(f"\nFórmula fechada 12d² + 13d com d = {d}: {inteiro(formula)} "
           f"({'confere' if formula == total else 'NÃO confere'} com a contagem).")
     dizer(f"O MLP leva {pct(grupos['MLP'] / total)} do bloco: cerca de dois terços.\n")
+    licao.pausa("o modelo inteiro: embeddings, blocos e ln_f")
     t = modelo.transformer
     unicos = common.contar_parametros(modelo)
     dobrado = sum(v.numel() for v in modelo.state_dict().values())
@@ -598,6 +604,7 @@ def exp_gelu(licao):
     x = torch.linspace(-3, 3, 241, dtype=torch.float64)
     dizer(common.grafico_ascii({"GELU": gelu_exata(x).tolist(), "ReLU": F.relu(x).tolist()},
                                x.tolist(), altura=14, rotulo_y="f(x)", rotulo_x="x"))
+    licao.pausa("a tabela perto de zero e a GELU com tanh do GPT-2")
     dizer("\nPerto de zero (onde as duas diferem):")
     dizer(f"  {'x':>6} {'ReLU':>8} {'GELU':>8}")
     for v in (-2.0, -1.0, -0.75, -0.5, 0.0, 0.5, 1.0, 2.0):

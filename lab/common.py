@@ -222,7 +222,9 @@ def criar_parser(prog: str, descricao: str, experimentos, extras=None) -> argpar
     p.add_argument("--so", type=_lista_de_numeros, metavar="2,4",
                    help="roda só estes experimentos")
     p.add_argument("--pausa", action="store_true",
-                   help="espera Enter entre um experimento e outro")
+                   help="para o projetor: espera Enter entre um experimento e outro "
+                   "e antes de cada tabela ou gráfico que rolaria a tela, diz o que vem "
+                   "e limpa a tela; r + Enter repete o experimento (só num terminal)")
     p.add_argument("--modelo", metavar="NOME_OU_PASTA",
                    default=os.environ.get("LAB_MODELO") or "gpt2",
                    help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
@@ -344,39 +346,82 @@ class Licao:
         pulados, falhos = self.pulados, self.falhos
         try:
             for i, (k, titulo, *_) in enumerate(escolhidos):
+                limpo = False
                 if i and self.args.pausa:
-                    _esperar_enter()
-                dizer()
-                cabecalho = f"{self.rotulo} {k}/{n} · {titulo}"
-                dizer(cabecalho)
-                dizer("=" * min(len(cabecalho), largura()))
-                semear(self.args.semente)
-                inicio = time.perf_counter()
-                self._verificacoes_falhas = []
-                try:
-                    funcoes[k](self)
-                    if self._verificacoes_falhas:
-                        raise VerificacaoFalhou(
-                            "não confere: " + "; ".join(self._verificacoes_falhas))
-                except BrokenPipeError:
-                    raise
-                except VerificacaoFalhou as motivo:
-                    dizer(quebrar(f"FALHOU a autoverificação: {motivo}"))
-                    falhos.append((k, titulo, str(motivo)))
-                except ExperimentoPulado as motivo:
-                    dizer(quebrar(f"PULADO: {motivo}"))
-                    pulados.append((k, titulo, str(motivo)))
-                except (MemoryError, RuntimeError, OSError, ValueError) as erro:
-                    dizer(f"FALHOU: {type(erro).__name__}: {erro}")
-                    falhos.append((k, titulo, str(erro)))
-                else:
-                    dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
+                    while self._pausa_entre(f"{k}/{n} · {titulo}"):  # r + Enter
+                        self._rodar_um(funcoes, *escolhidos[i - 1][:2], n, True)
+                    limpo = _pausa_interativa(self.args)
+                self._rodar_um(funcoes, k, titulo, n, limpo)
+            while escolhidos and self.args.pausa and self._pausa_entre("Resumo"):
+                self._rodar_um(funcoes, *escolhidos[-1][:2], n, True)
         except KeyboardInterrupt:
             print("\nInterrompido (Ctrl+C).", flush=True)
             return 130
         except BrokenPipeError:
             _cano_fechado()
         return self._resumo(len(escolhidos), pulados, falhos)
+
+    def _rodar_um(self, funcoes, k, titulo, n, limpo=False):
+        """Roda o experimento k; r + Enter numa pausa dentro dele o roda de novo."""
+        while True:
+            if not limpo:  # numa tela recém-limpa, sem a linha em branco
+                dizer()
+            limpo = True
+            cabecalho = f"{self.rotulo} {k}/{n} · {titulo}"
+            dizer(cabecalho)
+            dizer("=" * min(len(cabecalho), largura()))
+            self._atual = (f"{k}/{n}", cabecalho)
+            semear(self.args.semente)
+            inicio = time.perf_counter()
+            self._verificacoes_falhas = []
+            for lista in (self.pulados, self.falhos):  # uma repetição não conta duas vezes
+                lista[:] = [item for item in lista if item[0] != k]
+            try:
+                funcoes[k](self)
+                if self._verificacoes_falhas:
+                    raise VerificacaoFalhou(
+                        "não confere: " + "; ".join(self._verificacoes_falhas))
+            except _Repetir:
+                continue
+            except BrokenPipeError:
+                raise
+            except VerificacaoFalhou as motivo:
+                dizer(quebrar(f"FALHOU a autoverificação: {motivo}"))
+                self.falhos.append((k, titulo, str(motivo)))
+            except ExperimentoPulado as motivo:
+                dizer(quebrar(f"PULADO: {motivo}"))
+                self.pulados.append((k, titulo, str(motivo)))
+            except (MemoryError, RuntimeError, OSError, ValueError) as erro:
+                dizer(f"FALHOU: {type(erro).__name__}: {erro}")
+                self.falhos.append((k, titulo, str(erro)))
+            else:
+                dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
+            return
+
+    def pausa(self, a_seguir: str) -> None:
+        """Pausa dentro de um experimento, antes de uma tabela ou gráfico que rolaria a
+        anterior para fora de uma tela de 30 linhas (o projetor).
+
+        Só com --pausa e entrada e saída num terminal: diz o que vem ("[Enter] 2/6,
+        a seguir: ..."), espera o Enter e limpa a tela; r + Enter roda o experimento
+        de novo. Num pipe, com a entrada fechada ou sem --pausa, não faz nada (a saída
+        fica idêntica, linha a linha)."""
+        if not _pausa_interativa(self.args):
+            return
+        numero, cabecalho = getattr(self, "_atual", ("", ""))
+        if _perguntar_pausa(f"{numero}, a seguir: {a_seguir}"):
+            _limpar_tela()
+            raise _Repetir
+        _limpar_tela()
+        dizer(_cortar(cabecalho, len(" (continuação)")) + " (continuação)")
+
+    def _pausa_entre(self, a_seguir: str) -> bool:
+        """Pausa entre experimentos. True: repetir o anterior (r + Enter)."""
+        if not _pausa_interativa(self.args):
+            return False
+        repetir = _perguntar_pausa(a_seguir)
+        _limpar_tela()
+        return repetir
 
     def _resumo(self, total, pulados, falhos) -> int:
         dizer()
@@ -1088,3 +1133,50 @@ def carregar_tokenizador(nome: str):
             "(tokenizer.json ou vocab.json e merges.txt, como save_pretrained() grava).") from None
     dizer(f"Tokenizador carregado de {origem}.")
     return tokenizador
+
+
+# ---- acrescentado por pausas: as pausas do --pausa, para o projetor
+class _Repetir(Exception):
+    """r + Enter numa pausa: o experimento atual roda de novo, do começo."""
+
+
+def _pausa_interativa(args) -> bool:
+    """--pausa só vale com entrada E saída num terminal: num pipe (| tee, | more,
+    < respostas.txt) ou com a entrada fechada, a saída não ganha nenhuma linha."""
+    if not getattr(args, "pausa", False):
+        return False
+    try:
+        return bool(sys.stdin and not sys.stdin.closed and sys.stdin.isatty()
+                    and sys.stdout.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _cortar(texto: str, folga: int = 0) -> str:
+    """Corta o texto para caber numa linha do terminal (menos `folga`), com reticências."""
+    cabe = largura() - 1 - folga
+    if len(texto) <= cabe:
+        return texto
+    fim = "…" if unicode_ok() else "..."
+    return texto[:cabe - len(fim)].rstrip(" ,·:") + fim
+
+
+def _perguntar_pausa(a_seguir: str) -> bool:
+    """Uma linha só ('[Enter] 3/6 · título…  (r: repete)'), para não rolar a tela;
+    True se a resposta for r (r + Enter: o experimento atual de novo)."""
+    dica = "  (r: repete) "
+    resposta = perguntar(_cortar(f"[Enter] {a_seguir}", len(dica)) + dica)
+    return (resposta or "").strip().lower() in ("r", "repete", "repetir")
+
+
+def _limpar_tela() -> None:
+    """Limpa a tela do terminal. O rich manda ESC[2J ESC[H (terminais e o console novo
+    do Windows); o console antigo do Windows não entende a sequência (e o rich só
+    levaria o cursor ao topo, escrevendo por cima): ali, cls."""
+    terminal = console()
+    if not terminal.is_terminal or terminal.is_dumb_terminal:
+        return
+    if terminal.legacy_windows:
+        os.system("cls")
+    else:
+        terminal.clear()

@@ -1,0 +1,196 @@
+"""--pausa para o projetor, num terminal de verdade de 80 x 30 (tmux), e num pipe.
+
+O tmux é um emulador de terminal real: o que `capture-pane` devolve é o que a sala
+veria na tela. A cada pausa conferimos que a linha de baixo diz o que vem e que a
+parte inteira desde a última tela limpa (a tabela ou o gráfico da vez) ainda está na
+tela, a começar pelo cabeçalho; r + Enter repete o experimento. Num pipe, ou com a
+entrada fechada, --pausa não acrescenta nem tira uma linha.
+
+O GPT-2 do teste tem 12 camadas, como o gpt2 de verdade: as tabelas por camada dos
+experimentos 3 e 4 ocupam as mesmas linhas que ocupariam na aula.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import RAIZ, ambiente_de_aluno, construir_gpt2
+
+LINHAS, COLUNAS = 30, 80
+
+
+@pytest.fixture(scope="module")
+def gpt2_12_camadas(tmp_path_factory) -> Path:
+    return construir_gpt2(tmp_path_factory.mktemp("gpt2_12") / "modelo", camadas=12)
+
+
+# ------------------------------------------------------------------ num pipe
+def _sem_tempos(texto: str) -> str:
+    """Tempos medidos mudam de uma execução para outra: '(0,5 s)' -> '(N s)'."""
+    return re.sub(r"\d+,\d s\b", "N s", texto)
+
+
+def _rodar_em_pipe(argumentos: str, entrada: str, modelo: Path) -> str:
+    r = subprocess.run(
+        ["bash", "-c", f'{entrada}; exec "$0" lab/05_block.py {argumentos} --modelo "$1"',
+         sys.executable, str(modelo)],
+        cwd=RAIZ, capture_output=True, env=ambiente_de_aluno(), timeout=300)
+    saida = r.stdout.decode("cp1252", "replace")
+    assert r.returncode == 0, saida + r.stderr.decode("cp1252", "replace")
+    return _sem_tempos(saida)
+
+
+def test_pausa_num_pipe_nao_muda_a_saida(gpt2_12_camadas):
+    """Saída num pipe: com --pausa (entrada com Enters, ou fechada) = sem --pausa."""
+    base = "--so 1,4,6 --sem-figuras"
+    sem = _rodar_em_pipe(base, "exec 0</dev/null", gpt2_12_camadas)
+    assert "Experimento 6/6" in sem and "Logit lens" in sem
+    for entrada in ("exec 0< <(yes '')", "exec 0< <(yes r)", "exec 0<&-"):
+        com = _rodar_em_pipe(base + " --pausa", entrada, gpt2_12_camadas)
+        assert com == sem, entrada
+
+
+# ------------------------------------------------------------------ no tmux
+class Tela:
+    """Uma sessão tmux de 80 x 30 num servidor só do teste (-L), com o registro do
+    que o programa escreveu (pipe-pane) para contar as pausas."""
+
+    def __init__(self, pasta: Path, comando: str):
+        self.soquete = f"lab-pausa-{os.getpid()}"
+        self.registro = pasta / "terminal.log"
+        self.registro.write_bytes(b"")
+        ambiente = {k: v for k, v in os.environ.items()
+                    if k not in ("TMUX", "LAB_MODELO", "NO_COLOR", "COLUMNS", "LINES")}
+        ambiente.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HF_HUB_OFFLINE": "1",
+                         "TERM": "xterm-256color"})
+        self.ambiente = ambiente
+        # O programa só começa depois do pipe-pane ligado (o 'read' espera um Enter).
+        inicio = f"read _; printf '\\033[2J\\033[H'; {comando}; echo \"fim: $?\"; sleep 600"
+        self.tmux("new-session", "-d", "-x", str(COLUNAS), "-y", str(LINHAS),
+                  "bash", "--norc", "--noprofile", "-c", inicio)
+        self.tmux("set-option", "-g", "status", "off")  # as 30 linhas são do programa
+        self.tmux("pipe-pane", "-o", f"cat >> {shlex.quote(str(self.registro))}")
+        self.tmux("send-keys", "Enter")
+
+    def tmux(self, *argumentos) -> str:
+        r = subprocess.run(["tmux", "-u", "-L", self.soquete, *argumentos],
+                           capture_output=True, text=True, env=self.ambiente, timeout=30)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def linhas(self) -> list[str]:
+        tela = self.tmux("capture-pane", "-p").split("\n")[:LINHAS]
+        return [linha.rstrip() for linha in tela]
+
+    def pausas_vistas(self) -> int:
+        return self.registro.read_bytes().decode("utf-8", "replace").count("[Enter]")
+
+    def esperar(self, condicao, o_que: str, limite: float = 240):
+        fim = time.monotonic() + limite
+        while time.monotonic() < fim:
+            if condicao():
+                time.sleep(0.3)  # a linha do aviso é a última coisa escrita
+                return self.linhas()
+            time.sleep(0.2)
+        pytest.fail(f"esperei {o_que} por {limite:.0f} s; a tela:\n" + "\n".join(self.linhas()))
+
+    def fechar(self):
+        subprocess.run(["tmux", "-L", self.soquete, "kill-server"], capture_output=True)
+
+
+# (primeira linha da tela, linhas-chave que têm de estar inteiras na tela, o aviso)
+CONT = " (continuação)"
+ROTEIRO = [
+    ("Lição 05 · O bloco Transformer completo",
+     ["Experimento 1/6 · Monte o bloco", "  x = x + mlp(ln_2(x))    (5, 768)    <- soma",
+      "Passo a passo = bloco(x)? sim."],
+     "[Enter] 2/6 · Pre-LN contra Post-LN em 40 camadas"),
+    ("Experimento 2/6 · Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1",
+     ["   bloco     Pre-LN    Post-LN  Post/Pre", "       1 ", "      40 ",
+      "No início, nada sumiu"],
+     "[Enter] 2/6, a seguir: o treino, passo a passo"),
+    ("Experimento 2/6 · Pre-LN contra Post-LN", ["   passo     Pre-LN   perda",
+                                                "       0 ", "      20 ", "Pre-LN: o gradiente"],
+     "[Enter] 2/6, a seguir: o gráfico do gradiente da camada 1"),
+    ("Experimento 2/6 · Pre-LN contra Post-LN", ["gradiente da camada 1 (escala log)",
+                                                "passo de treino", "* Pre-LN   o Post-LN"],
+     "[Enter] 3/6 · A norma do fluxo residual"),
+    ("Experimento 3/6 · A norma do fluxo residual, camada a camada, no GPT-2",
+     ["  camada      posições >= 1   fator   posição 0", "  embedding ", "  bloco 1 ",
+      "  bloco 12 ", "Crescimento médio por bloco"],
+     "[Enter] 3/6, a seguir: o gráfico da norma, camada a camada"),
+    ("Experimento 3/6 · A norma do fluxo residual", ["norma (escala log)",
+                                                    "camada (0 = embedding)"],
+     "[Enter] 4/6 · Logit lens"),
+    ("Experimento 4/6 · Logit lens: lendo o quadro-negro no meio do caminho",
+     ['"A capital da França é"', " emb ", " 1 ", " 12 ", 'Depois de "A capital da França é"'],
+     '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of"'),
+    ("Experimento 4/6 · Logit lens", ['"The Eiffel Tower is in the city of"', " emb ", " 12 ",
+                                      'Depois de "The Eiffel Tower'],
+     "[Enter] 5/6 · Os parâmetros de um bloco real"),
+    ("Experimento 5/6 · Os parâmetros de um bloco real, peça por peça",
+     ["  attn.c_attn ", "  ln_2 ", "  bloco ", "  normas ", "Fórmula fechada 12d² + 13d"],
+     "[Enter] 5/6, a seguir: o modelo inteiro"),
+    ("Experimento 5/6 · Os parâmetros", ["  wte ", "  modelo inteiro ", "Somar o state_dict()"],
+     "[Enter] 6/6 · GELU contra ReLU em ASCII"),
+    ("Experimento 6/6 · GELU contra ReLU em ASCII",
+     ["f(x)", "     3,00 |", "    -0,17 |", "* GELU   o ReLU"],
+     "[Enter] 6/6, a seguir: a tabela perto de zero"),
+    ("Experimento 6/6 · GELU contra ReLU em ASCII",
+     ["Perto de zero (onde as duas diferem):", "   -2,00   0,0000  -0,0455",
+      "    2,00   2,0000   1,9545", "tem derivada zero num ponto"],
+     "[Enter] Resumo"),
+]
+# As teclas, pausa a pausa (índice no ROTEIRO, tecla): r na 10 repete o 6 de dentro
+# dele (antes da tabela); r na 11 (antes do resumo) repete o 6 inteiro, entre experimentos.
+PASSOS = [(n, "Enter") for n in range(10)] + [(10, "r"), (10, "Enter"), (11, "r"),
+                                              (10, "Enter"), (11, "Enter")]
+CONTINUACOES = {2, 3, 5, 7, 9, 11}  # partes que começam com "... (continuação)"
+
+
+def _conferir_tela(tela, n):
+    primeira, chaves, aviso = ROTEIRO[n]
+    cheias = [linha for linha in tela if linha]
+    quadro = "\n".join(tela)
+    assert cheias[-1].startswith(aviso), f"pausa {n}: a linha de baixo não diz o que vem\n{quadro}"
+    assert len(cheias[-1]) < COLUNAS, f"pausa {n}: o aviso não cabe numa linha\n{quadro}"
+    # Nada rolou para fora: a tela ainda começa pelo começo da parte.
+    assert tela[0].startswith(primeira), f"pausa {n}: o começo rolou para fora\n{quadro}"
+    assert tela[0].endswith(CONT) == (n in CONTINUACOES), f"pausa {n}: cabeçalho\n{quadro}"
+    for chave in chaves:
+        assert any(chave in linha for linha in tela), \
+            f"pausa {n}: falta na tela: {chave!r}\n{quadro}"
+
+
+@pytest.mark.skipif(not shutil.which("tmux"),
+                    reason="sem tmux: o teste do --pausa num terminal 80x30 precisa dele "
+                    "(apt-get install -y tmux; o .ci/run instala quando é root)")
+def test_pausa_no_terminal_80x30(gpt2_12_camadas, tmp_path):
+    comando = (f"{shlex.quote(sys.executable)} lab/05_block.py --pausa --sem-figuras "
+               f"--modelo {shlex.quote(str(gpt2_12_camadas))}")
+    tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
+    try:
+        for vistas, (n, tecla) in enumerate(PASSOS, start=1):
+            linhas = tela.esperar(lambda v=vistas: tela.pausas_vistas() >= v,
+                                  f"a pausa {n} (passo {vistas})")
+            _conferir_tela(linhas, n)
+            if tecla == "r":
+                tela.tmux("send-keys", "r", "Enter")
+            else:
+                tela.tmux("send-keys", "Enter")
+        linhas = tela.esperar(lambda: any(x.startswith("fim: ") for x in tela.linhas()),
+                              "o fim da lição")
+        quadro = "\n".join(linhas)
+        assert "fim: 0" in linhas, quadro
+        assert "6 de 6 experimento(s) rodaram." in linhas, quadro  # r não conta duas vezes
+        assert tela.pausas_vistas() == len(PASSOS)  # nenhuma pausa fora do roteiro
+    finally:
+        tela.fechar()
