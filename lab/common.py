@@ -320,7 +320,7 @@ class Licao:
         except OSError as erro:
             dizer(f"(não consegui salvar a figura {nome}: {erro.strerror or erro})")
             return None
-        dizer(quebrar(f"Figura salva: {caminho}"))
+        dizer(f"Figura salva: {caminho}")  # o caminho é do aluno: uma linha só
         return caminho
 
     # -- GPT-2, carregado uma vez por execução
