@@ -527,6 +527,19 @@ def diferenca(x, escala=1.0):
     return limite(x) if L06.confere(x, escala) else common.cientifico(x, 1)
 
 
+def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
+    """K guardado um token por vez contra K recalculado com a sequência toda.
+    Devolve ([max |dif. de K| por camada], max |dif. dos logits do último|, maior |logit|)."""
+    aos_poucos = CacheKV(len(nosso.h), cabecas)
+    de_uma_vez = CacheKV(len(nosso.h), cabecas)
+    with torch.no_grad():
+        for t in range(ids.shape[1]):
+            ultimo = passo(nosso, ids[:, t:t + 1], aos_poucos, causal)     # (1, V)
+        certo = passo(nosso, ids, de_uma_vez, causal)                    # (1, V)
+    k = [float((a - b).abs().max()) for a, b in zip(aos_poucos.k, de_uma_vez.k)]
+    return k, float((ultimo - certo).abs().max()), float(certo.abs().max())
+
+
 def exp_causalidade(licao):
     nosso, hf, tok, ids = preparar(licao)
     cfg = hf.config
@@ -534,16 +547,8 @@ def exp_causalidade(licao):
     dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
           "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
           "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")
-    resultado = {}
-    with torch.no_grad():
-        for causal in (True, False):
-            aos_poucos, de_uma_vez = CacheKV.para(cfg), CacheKV.para(cfg)
-            for t in range(ids.shape[1]):
-                ultimo = passo(nosso, ids[:, t:t + 1], aos_poucos, causal)   # (1, V)
-            certo = passo(nosso, ids, de_uma_vez, causal)                  # (1, V)
-            k = [float((a - b).abs().max()) for a, b in zip(aos_poucos.k, de_uma_vez.k)]
-            resultado[causal] = (k, float((ultimo - certo).abs().max()),
-                                 float(certo.abs().max()))
+    resultado = {causal: aos_poucos_e_de_uma_vez(nosso, ids, cfg.n_head, causal)
+                 for causal in (True, False)}
     dizer("  max |K guardado - K recalculado|, por camada:")
     dizer(f"  {'camada':>6}{'causal':>10}{'sem máscara':>14}")
     for i in range(cfg.n_layer):
