@@ -270,10 +270,11 @@ def exp_temperatura(licao):
     tabela_entropias(logits, (0.01, 0.5, 1.0, 2.0, 10.0, 100.0))
     dizer(f"Limites: T -> 0 dá o argmax (entropia 0, a gulosa); T -> infinito dá a\n"
           f"uniforme: entropia ln {len(nomes)} = {num(math.log(len(nomes)), 3)} nats.")
+    dizer()
     nosso, hf, tok, ids = preparar(licao, reserva=0)
     with torch.no_grad():
         logits = passo(nosso, ids, CacheKV.para(hf.config))[0]   # (V,)
-    dizer(f'\nNo modelo carregado, depois de "{licao.args.texto}"\n'
+    dizer(f'No modelo carregado, depois de "{licao.args.texto}"\n'
           "(os 5 mais prováveis em T = 1):\n")
     ordem = logits.argsort(descending=True)                     # os 5 primeiros na tabela
     tabela_temperaturas([token(tok, i) for i in ordem[:5]], logits[ordem], (0.5, 1.0, 2.0))
@@ -311,8 +312,9 @@ def exp_cortes(licao):
           f"depois\nT = 0,5: ficam {depois} (a temperatura não muda quem já passou no corte).")
     dizer("generate() do transformers: temperatura primeiro, depois top-k, depois top-p.")
 
+    dizer()
     nosso, hf, tok, ids = preparar(licao)
-    dizer(f"\nNo modelo carregado: {NOVOS} passos sorteados (T = 1, top-p 0,9). Quantos "
+    dizer(f"No modelo carregado: {NOVOS} passos sorteados (T = 1, top-p 0,9). Quantos "
           f"dos\n{inteiro(hf.config.vocab_size)} tokens sobrevivem a cada passo?\n")
     dizer(f"  {'passo':>5}  {'sorteado':<16}{'top-k 50':>9}{'top-p 0,5':>10}"
           f"{'top-p 0,9':>10}")
@@ -454,9 +456,9 @@ def exp_cache(licao):
               f"{num(s / c, 1) + 'x':>9}")
     ate = comprimentos[-1]
     razao = somar(comprimentos, sem, ate) / somar(comprimentos, com, ate)
-    dizer(f"Sem cache o tempo cresce com n; com cache fica quase parado. Gerar os\n"
-          f"tokens 1 a {ate} (somando as medidas acima): sem cache leva {num(razao, 0)} "
-          f"vezes o\ntempo com cache.")
+    dizer(f"Sem cache o tempo cresce com n; com cache fica quase parado. Gerar {ate}\n"
+          f"tokens a partir de um (somando as medidas acima): sem cache leva "
+          f"{num(razao, 0)} vezes\no tempo com cache.")
     if licao.quer_figuras:
         _figura_tempos(licao, comprimentos, sem, com)
 
@@ -508,13 +510,14 @@ def exp_memoria(licao):
     dizer(f"\nÉ por conversa: 8 conversas de 1.024 tokens no gpt2-xl guardam "
           f"{common.tamanho(xl)}\nsó de cache. A lição 08 mostra o GQA, que encolhe "
           "esse K e V.")
-    _nosso, hf, _tok, ids = preparar(licao)
+    dizer()
+    nosso, hf, _tok, ids = preparar(licao)
     cfg = hf.config
     formula = bytes_por_token(cfg.n_layer, cfg.n_embd)
-    _, _, cache = conferir_logits(_nosso, ids, cfg.n_head, NOVOS)
+    _, _, cache = conferir_logits(nosso, ids, cfg.n_head, NOVOS)
     medido = cache.bytes() / cache.tamanho
     ok = licao.verificar(medido == formula, "bytes do cache = fórmula")
-    dizer(f"\nModelo carregado (L = {cfg.n_layer}, d = {cfg.n_embd}): 2 x {cfg.n_layer} x "
+    dizer(f"Modelo carregado (L = {cfg.n_layer}, d = {cfg.n_embd}): 2 x {cfg.n_layer} x "
           f"{cfg.n_embd} x 4 = {inteiro(formula)} bytes por token.")
     dizer(f"Medido no nosso CacheKV depois de {cache.tamanho} tokens: "
           f"{inteiro(cache.bytes())} bytes,\nou {inteiro(round(medido))} por token "

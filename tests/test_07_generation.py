@@ -144,6 +144,14 @@ def test_sorteio_bit_a_bit_igual_ao_generate(pequeno, regras):
     assert outra.tolist() != nossos.tolist()                     # outra semente, outro texto
 
 
+def test_generate_recusa_temperatura_zero(pequeno):
+    hf, _, tok = pequeno
+    ids = tok("The cat", return_tensors="pt")["input_ids"]
+    with pytest.raises(ValueError, match="do_sample=False"):
+        hf.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True,
+                    temperature=0.0, max_new_tokens=2, pad_token_id=None)
+
+
 def test_generate_sem_top_k_explicito_usa_50(pequeno):
     """A armadilha: com do_sample=True e sem top_k, o generate() corta em 50 escondido."""
     hf, nosso, tok = pequeno
@@ -156,6 +164,40 @@ def test_generate_sem_top_k_explicito_usa_50(pequeno):
         torch.manual_seed(5)
         saidas[k] = licao.gerar(nosso, ids, 20, hf.config.n_head, temperatura=1.0, top_k=k)
     assert deles.tolist() == saidas[50].tolist() != saidas[0].tolist()
+
+
+def test_sortear_so_os_sobreviventes_da_outro_texto(pequeno):
+    """O que a apostila afirma: renumerar os sobreviventes também é um sorteio correto,
+    mas gasta os números aleatórios de outro jeito (mesma semente, outro texto)."""
+    hf, nosso, tok = pequeno
+    ids = tok("The cat", return_tensors="pt")["input_ids"]
+
+    def so_os_sobreviventes(logits):
+        mantidos = licao.filtrar_top_k(logits.float(), 40)[0].isfinite().nonzero()[:, 0]
+        escolhido = torch.multinomial(logits[0, mantidos].softmax(-1), 1)
+        return mantidos[escolhido].view(1, 1)
+
+    torch.manual_seed(6)
+    inteiro = licao.gerar(nosso, ids, 20, hf.config.n_head, temperatura=1.0, top_k=40)
+    original = licao.escolher
+    try:
+        licao.escolher = lambda logits, **_: so_os_sobreviventes(logits)
+        torch.manual_seed(6)
+        renumerado = licao.gerar(nosso, ids, 20, hf.config.n_head, temperatura=1.0)
+    finally:
+        licao.escolher = original
+    assert inteiro.tolist() != renumerado.tolist()
+
+
+def test_is_causal_do_pytorch_alinha_pelo_canto_de_cima():
+    """Por que o passo com cache não usa is_causal=True: com 1 consulta e 5 chaves, o
+    token novo veria só a chave 0 (a apostila avisa)."""
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, n, 4, generator=g) for n in (1, 5, 5))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert torch.allclose(y, v[:, :, :1])
 
 
 # ------------------------------------------------------------ o cache KV
