@@ -15,7 +15,7 @@ import common
 TEXTO_PADRAO = "The cat sat on the"
 NOVOS = 16                          # tokens novos nos experimentos 1, 3, 4 e 7
 COMPRIMENTOS = (8, 64, 128, 192, 256)   # experimento 5: tamanhos de sequência medidos
-NOVOS_CONTRA_GENERATE = 32          # experimento 5: nosso laço contra o generate()
+NOVOS_CONTRA_GENERATE = 24          # experimento 5: nosso laço contra o generate()
 # Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
 BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
              " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
@@ -159,7 +159,7 @@ def escolher(logits, temperatura=0.0, top_k=0, top_p=1.0):
     return torch.multinomial(logits.softmax(dim=-1), num_samples=1)
 
 
-def gerar(modelo, ids, novos, cabecas, cache=True, fim=None, ao_gerar=None, **amostragem):
+def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
     """O laço autorregressivo. Com cache, cada passo roda só o token novo; sem cache,
     a sequência inteira de novo (como na lição 06)."""
     memoria = CacheKV(len(modelo.h), cabecas)
@@ -171,21 +171,17 @@ def gerar(modelo, ids, novos, cabecas, cache=True, fim=None, ao_gerar=None, **am
             proximo = escolher(passo(modelo, entrada, memoria), **amostragem)  # (1, 1)
             ids = torch.cat([ids, proximo], dim=1)          # (1, T + 1)
             entrada = proximo
-            if ao_gerar:
-                ao_gerar(ids)
-            if fim is not None and int(proximo) == fim:
-                break
     return ids
 
 
-def generate_deles(hf, ids, novos, fim, **amostragem):
+def generate_deles(hf, ids, novos, **amostragem):
     """O generate() do transformers com as mesmas regras (top_k=0: sem o 50 escondido)."""
     sorteio = amostragem.get("temperatura", 0) > 0
     extra = dict(do_sample=True, temperature=amostragem["temperatura"],
                  top_k=amostragem.get("top_k", 0), top_p=amostragem.get("top_p", 1.0)) \
         if sorteio else dict(do_sample=False)
     return hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=novos,
-                       pad_token_id=fim, eos_token_id=fim, **extra)
+                       pad_token_id=None, eos_token_id=None, **extra)   # sem parada
 
 
 def entropia(logits):
@@ -230,7 +226,7 @@ def exp_laco(licao):
                 dizer("    ...")
             saida, entrada = torch.cat([saida, prox], dim=1), prox
     dizer("\n" + common.quebrar(repr(texto_de(tok, saida[0])), recuo=2))
-    deles = generate_deles(hf, ids, NOVOS, None)
+    deles = generate_deles(hf, ids, NOVOS)
     a, b = saida[0, T:].tolist(), deles[0, T:].tolist()
     iguais = sum(x == y for x, y in zip(a, b))
     dizer(f"\ngenerate(do_sample=False) do transformers no mesmo modelo: {iguais} de "
@@ -365,7 +361,7 @@ def exp_semente(licao):
     igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
     dizer(f"\nSemente {semente} de novo: {'o mesmo texto, token a token' if igual else 'OUTRO'}.")
     torch.manual_seed(semente)
-    deles = generate_deles(hf, ids, NOVOS, None, **regras)[0, T:].tolist()
+    deles = generate_deles(hf, ids, NOVOS, **regras)[0, T:].tolist()
     iguais = sum(x == y for x, y in zip(deles, textos[semente]))
     dizer(f"generate(do_sample=True) com a mesma semente e as mesmas regras: {iguais} de "
           f"{len(deles)}\ntokens iguais ao nosso"
@@ -471,7 +467,7 @@ def exp_cache(licao):
             nossos.append(time.perf_counter() - inicio)
             progresso.avancar()
             inicio = time.perf_counter()
-            b = generate_deles(hf, ids_g, NOVOS_CONTRA_GENERATE, None)
+            b = generate_deles(hf, ids_g, NOVOS_CONTRA_GENERATE)
             deles.append(time.perf_counter() - inicio)
             progresso.avancar()
     dizer(f"\n{NOVOS_CONTRA_GENERATE} tokens gulosos, nosso laço com cache contra o "
@@ -514,12 +510,14 @@ def exp_memoria(licao):
     nosso, hf, _tok, ids = preparar(licao)
     cfg = hf.config
     formula = bytes_por_token(cfg.n_layer, cfg.n_embd)
-    _, _, cache = conferir_logits(nosso, ids, cfg.n_head, NOVOS)
+    cache = CacheKV.para(cfg)
+    with torch.no_grad():
+        passo(nosso, ids, cache)                            # a frase entra no cache
     medido = cache.bytes() / cache.tamanho
     ok = licao.verificar(medido == formula, "bytes do cache = fórmula")
     dizer(f"Modelo carregado (L = {cfg.n_layer}, d = {cfg.n_embd}): 2 x {cfg.n_layer} x "
           f"{cfg.n_embd} x 4 = {inteiro(formula)} bytes por token.")
-    dizer(f"Medido no nosso CacheKV depois de {cache.tamanho} tokens: "
+    dizer(f"Medido no nosso CacheKV com a frase ({cache.tamanho} tokens): "
           f"{inteiro(cache.bytes())} bytes,\nou {inteiro(round(medido))} por token "
           f"({'= fórmula' if ok else 'NÃO bate com a fórmula'}).")
 
@@ -546,7 +544,7 @@ def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
 def exp_causalidade(licao):
     nosso, hf, tok, ids = preparar(licao)
     cfg = hf.config
-    ids = gerar(nosso, ids, NOVOS, cfg.n_head)              # a frase e a continuação
+    ids = gerar(nosso, ids, NOVOS // 2, cfg.n_head)         # a frase e a continuação
     dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
           "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
           "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")

@@ -121,7 +121,7 @@ def test_temperatura_nos_limites():
 def test_gulosa_com_e_sem_cache_igual_ao_generate(pequeno):
     hf, nosso, tok = pequeno
     ids = tok("The quick brown fox", return_tensors="pt")["input_ids"]
-    deles = licao.generate_deles(hf, ids, 24, None)
+    deles = licao.generate_deles(hf, ids, 24)
     for cache in (True, False):
         nossos = licao.gerar(nosso, ids, 24, hf.config.n_head, cache=cache)
         assert nossos.tolist() == deles.tolist()
@@ -135,7 +135,7 @@ def test_sorteio_bit_a_bit_igual_ao_generate(pequeno, regras):
     hf, nosso, tok = pequeno
     ids = tok("O gato subiu no", return_tensors="pt")["input_ids"]
     torch.manual_seed(3)
-    deles = licao.generate_deles(hf, ids, 20, None, **regras)
+    deles = licao.generate_deles(hf, ids, 20, **regras)
     torch.manual_seed(3)
     nossos = licao.gerar(nosso, ids, 20, hf.config.n_head, **regras)
     assert nossos.tolist() == deles.tolist()
