@@ -441,8 +441,8 @@ def exp_cache(licao):
     dizer(f"  max |diferença| {limite(delta)} (maior |logit|: {num(escala, 1)}) -> "
           f"{'os mesmos' if ok else 'NÃO conferem'}\n")
 
-    escala = min(1.0, (cfg.n_positions - 1) / max(COMPRIMENTOS))  # cabe no contexto
-    comprimentos = sorted({max(1, round(n * escala)) for n in COMPRIMENTOS})
+    fator = min(1.0, (cfg.n_positions - 1) / max(COMPRIMENTOS))   # cabe no contexto
+    comprimentos = sorted({max(1, round(n * fator)) for n in COMPRIMENTOS})
     with common.Progresso(2 * len(comprimentos), "medindo o tempo por token") as progresso:
         sem, com = medir_tempos(nosso, cfg.n_head, comprimentos, progresso)
     dizer("Tempo para o próximo token com n tokens já vistos (esta máquina, agora):")
@@ -450,11 +450,14 @@ def exp_cache(licao):
     for n, s, c in zip(comprimentos, sem, com):
         dizer(f"  {n:>5}{num(1000 * s, 1) + ' ms':>12}{num(1000 * c, 1) + ' ms':>12}"
               f"{num(s / c, 1) + 'x':>9}")
-    ate = comprimentos[-1]
+    ate, cresce_sem, cresce_com = comprimentos[-1], sem[-1] / sem[0], com[-1] / com[0]
+    dizer(f"De n = {comprimentos[0]} a {ate}, o tempo por token sem cache multiplicou por "
+          f"{num(cresce_sem, 1)};\no com cache, por {num(cresce_com, 1)}: "
+          + ("um cresce com n, o outro fica quase parado." if cresce_sem > 2 * cresce_com
+             else "aqui a diferença não apareceu\n(máquina ocupada? rode de novo)."))
     razao = somar(comprimentos, sem, ate) / somar(comprimentos, com, ate)
-    dizer(f"Sem cache o tempo cresce com n; com cache fica quase parado. Gerar {ate}\n"
-          f"tokens a partir de um (somando as medidas acima): sem cache leva "
-          f"{num(razao, 0)} vezes\no tempo com cache.")
+    dizer(f"Gerar {ate} tokens a partir de um (somando as medidas acima): sem cache "
+          f"leva\n{num(razao, 0)} vezes o tempo com cache.")
     if licao.quer_figuras:
         _figura_tempos(licao, comprimentos, sem, com)
 
@@ -472,7 +475,7 @@ def exp_cache(licao):
             progresso.avancar()
     dizer(f"\n{NOVOS_CONTRA_GENERATE} tokens gulosos, nosso laço com cache contra o "
           f"generate() do transformers\n(que também usa cache): nosso leva "
-          f"{num(min(nossos) / min(deles), 2)} vezes o tempo dele; mesmos tokens? "
+          f"{num(min(nossos) / min(deles), 2)} vezes o tempo dele.\nMesmos tokens? "
           f"{'sim' if a.tolist() == b.tolist() else 'NÃO'}.")
 
 
