@@ -13,9 +13,9 @@ import time
 import common
 
 TEXTO_PADRAO = "The cat sat on the"
-NOVOS = 16                          # tokens novos nos experimentos 1, 3, 4 e 7
-COMPRIMENTOS = (8, 64, 128, 192, 256)   # experimento 5: tamanhos de sequência medidos
-NOVOS_CONTRA_GENERATE = 24          # experimento 5: nosso laço contra o generate()
+NOVOS = 16                          # tokens novos nos experimentos 1, 4 e 5
+PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
+COMPRIMENTOS = (8, 64, 128, 256)    # experimento 5: tamanhos de sequência medidos
 # Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
 BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
              " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
@@ -150,13 +150,18 @@ def filtrar_top_p(logits, p):
     return logits.masked_fill(fora.scatter(-1, ordem, fora), float("-inf"))
 
 
-def escolher(logits, temperatura=0.0, top_k=0, top_p=1.0):
+def escolher(logits, temperatura=0.0, top_k=0, top_p=1.0, geradores=None):
     """O próximo token, (B, 1). Temperatura 0 = gulosa. A ordem é a do generate():
-    temperatura -> top-k -> top-p -> softmax -> um sorteio sobre o vocabulário inteiro."""
+    temperatura -> top-k -> top-p -> softmax -> um sorteio sobre o vocabulário inteiro.
+    geradores: um torch.Generator por linha do lote (sem eles, o gerador global)."""
     if temperatura == 0:
         return logits.argmax(dim=-1, keepdim=True)
     logits = filtrar_top_p(filtrar_top_k(logits.float() / temperatura, top_k), top_p)
-    return torch.multinomial(logits.softmax(dim=-1), num_samples=1)
+    probs = logits.softmax(dim=-1)                          # (B, V)
+    if geradores is None:
+        return torch.multinomial(probs, num_samples=1)
+    return torch.cat([torch.multinomial(p[None], 1, generator=g)     # (1, 1) cada
+                      for p, g in zip(probs, geradores)])
 
 
 def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
@@ -168,8 +173,8 @@ def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
         for _ in range(novos):
             if not cache:
                 memoria, entrada = CacheKV(len(modelo.h), cabecas), ids
-            proximo = escolher(passo(modelo, entrada, memoria), **amostragem)  # (1, 1)
-            ids = torch.cat([ids, proximo], dim=1)          # (1, T + 1)
+            proximo = escolher(passo(modelo, entrada, memoria), **amostragem)  # (B, 1)
+            ids = torch.cat([ids, proximo], dim=1)          # (B, T + 1)
             entrada = proximo
     return ids
 
@@ -211,28 +216,33 @@ def exp_laco(licao):
     T, cfg = ids.shape[1], hf.config
     dizer(f'Frase: "{licao.args.texto}" ({T} tokens). A cada passo: logits da última\n'
           "posição -> escolher um token -> acrescentá-lo -> de novo. Gulosa: o argmax.\n")
-    cache = CacheKV.para(cfg)
-    entrada, saida = ids, ids
-    dizer(f"  {'passo':>5}  {'entra':<16}{'sai (argmax)':<16}{'prob.':>7}")
+    cache, entrada, linhas = CacheKV.para(cfg), ids, []
+    inicio = time.perf_counter()
     with torch.no_grad():
         for n in range(NOVOS):
             logits = passo(nosso, entrada, cache)           # (1, V)
             prox = escolher(logits)                         # (1, 1)
-            p = float(logits.softmax(-1)[0, prox])
-            rotulo = f"{T} tokens" if n == 0 else token(tok, entrada[0, 0])
-            if n < 6 or n == NOVOS - 1:
-                dizer(f"  {n + 1:>5}  {rotulo:<16}{token(tok, prox[0, 0]):<16}{pct(p):>7}")
-            elif n == 6:
-                dizer("    ...")
-            saida, entrada = torch.cat([saida, prox], dim=1), prox
-    dizer("\n" + common.quebrar(repr(texto_de(tok, saida[0])), recuo=2))
-    deles = generate_deles(hf, ids, NOVOS)
-    a, b = saida[0, T:].tolist(), deles[0, T:].tolist()
-    iguais = sum(x == y for x, y in zip(a, b))
+            linhas.append((entrada, prox, float(logits.softmax(-1)[0, prox])))
+            entrada = prox
+    t_nosso = time.perf_counter() - inicio
+    dizer(f"  {'passo':>5}  {'entra':<16}{'sai (argmax)':<16}{'prob.':>7}")
+    for n, (entra, sai, p) in enumerate(linhas):
+        rotulo = f"{T} tokens" if n == 0 else token(tok, entra[0, 0])
+        if n < 6 or n == NOVOS - 1:
+            dizer(f"  {n + 1:>5}  {rotulo:<16}{token(tok, sai[0, 0]):<16}{pct(p):>7}")
+        elif n == 6:
+            dizer("    ...")
+    nossos = [int(sai) for _, sai, _ in linhas]
+    dizer("\n" + common.quebrar(repr(texto_de(tok, ids[0].tolist() + nossos)), recuo=2))
+    inicio = time.perf_counter()
+    deles = generate_deles(hf, ids, NOVOS)[0, T:].tolist()
+    t_deles = time.perf_counter() - inicio
+    iguais = sum(x == y for x, y in zip(nossos, deles))
     dizer(f"\ngenerate(do_sample=False) do transformers no mesmo modelo: {iguais} de "
-          f"{len(a)} tokens\niguais -> {'os mesmos' if a == b else 'DIFERENTES'}.")
+          f"{len(nossos)} tokens\niguais -> {'os mesmos' if nossos == deles else 'DIFERENTES'}."
+          f"\nTempo: o nosso laço levou {num(t_nosso / t_deles, 2)} vezes o do generate().")
     dizer("O passo 1 roda a frase inteira; do 2 em diante entra só o token novo:\n"
-          "o resto já está no cache KV (experimento 5).")
+          "o resto já está no cache KV (experimento 5), como no generate().")
 
 
 # ============================================================ experimento 2
@@ -310,7 +320,7 @@ def exp_cortes(licao):
 
     dizer()
     nosso, hf, tok, ids = preparar(licao)
-    dizer(f"No modelo carregado: {NOVOS} passos sorteados (T = 1, top-p 0,9). Quantos "
+    dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9). Quantos "
           f"dos\n{inteiro(hf.config.vocab_size)} tokens sobrevivem a cada passo?\n")
     dizer(f"  {'passo':>5}  {'sorteado':<16}{'top-k 50':>9}{'top-p 0,5':>10}"
           f"{'top-p 0,9':>10}")
@@ -323,7 +333,7 @@ def exp_cortes(licao):
 
     cache, entrada = CacheKV.para(hf.config), ids
     with torch.no_grad():
-        for n in range(NOVOS):
+        for n in range(PASSOS_CORTE):
             logits = passo(nosso, entrada, cache)
             anotar(logits)
             entrada = escolher(logits, temperatura=1.0, top_p=0.9)
@@ -344,29 +354,22 @@ def exp_semente(licao):
     semente, cabecas, T = a.semente, hf.config.n_head, ids.shape[1]
     dizer(f"Temperatura {num(a.temperatura, 2)}, top-k {a.top_k or 'desligado'}, "
           f"top-p {num(a.top_p, 2)}; {NOVOS} tokens;\n"
-          "torch.manual_seed(s) antes de cada texto.\n")
-    textos = {}
-    with common.Progresso(4, "sorteando") as progresso:
-        for s in (semente, semente + 1, semente + 2, semente):
-            torch.manual_seed(s)
-            saida = gerar(nosso, ids, NOVOS, cabecas, **regras)[0, T:]
-            if s in textos:
-                de_novo = saida.tolist()
-            else:
-                textos[s] = saida.tolist()
+          "um gerador de números aleatórios com a semente s para cada texto.\n")
+    sementes = [semente, semente + 1, semente + 2]
+    with common.Progresso(2, "sorteando") as progresso:
+        rodadas = []
+        for _ in range(2):       # as três sementes num lote (um gerador por linha), 2 vezes
+            geradores = [torch.Generator().manual_seed(s) for s in sementes]
+            lote = ids.expand(len(sementes), -1)                  # (3, T)
+            rodadas.append(gerar(nosso, lote, NOVOS, cabecas, geradores=geradores,
+                                 **regras)[:, T:].tolist())
             progresso.avancar()
-    for s, ids_s in textos.items():
+    for s, ids_s in zip(sementes, rodadas[0]):
         dizer(f"  semente {s}:")
         dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
-    igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
-    dizer(f"\nSemente {semente} de novo: {'o mesmo texto, token a token' if igual else 'OUTRO'}.")
-    torch.manual_seed(semente)
-    deles = generate_deles(hf, ids, NOVOS, **regras)[0, T:].tolist()
-    iguais = sum(x == y for x, y in zip(deles, textos[semente]))
-    dizer(f"generate(do_sample=True) com a mesma semente e as mesmas regras: {iguais} de "
-          f"{len(deles)}\ntokens iguais ao nosso"
-          + (" -> o mesmo sorteio." if deles == textos[semente] else
-             " -> divergiram (arredondamento: veja a apostila)."))
+    igual = licao.verificar(rodadas[0] == rodadas[1], "a mesma semente, o mesmo texto")
+    dizer("\nAs mesmas sementes de novo: "
+          + ("os mesmos textos, token a token." if igual else "OUTROS textos."))
     dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
           "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
 
@@ -398,19 +401,18 @@ def medir_tempos(nosso, cabecas, comprimentos, progresso):
     """Tempo para produzir o próximo token com n tokens já vistos, sem e com cache."""
     ids = torch.randint(0, nosso.wte.num_embeddings, (1, max(comprimentos) + 1),
                         generator=torch.Generator().manual_seed(0))
-    cheio = CacheKV(len(nosso.h), cabecas)
     sem, com = [], []
     with torch.no_grad():
-        passo(nosso, ids[:, :-1], cheio)                              # o cache mais longo
         passo(nosso, ids[:, :2], CacheKV(len(nosso.h), cabecas))      # aquecimento
         for n in comprimentos:
-            sem.append(cronometrar(lambda: passo(nosso, ids[:, :n + 1],
-                                                 CacheKV(len(nosso.h), cabecas))))
+            cheio = CacheKV(len(nosso.h), cabecas)     # sem cache: a sequência inteira
+            sem.append(cronometrar(lambda: passo(nosso, ids[:, :n + 1], cheio)))
             progresso.avancar()
 
             def um_passo():
                 cache = CacheKV(len(nosso.h), cabecas)
                 cache.k = [k[:, :, :n] for k in cheio.k]             # (1, h, n, C/h)
+                # (o forward sem cache acima deixou K e V de n + 1 tokens: usamos n)
                 cache.v = [v[:, :, :n] for v in cheio.v]
                 passo(nosso, ids[:, n:n + 1], cache)
             com.append(cronometrar(um_passo, vezes=3))
@@ -460,23 +462,6 @@ def exp_cache(licao):
           f"leva\n{num(razao, 0)} vezes o tempo com cache.")
     if licao.quer_figuras:
         _figura_tempos(licao, comprimentos, sem, com)
-
-    _, ids_g = L06.tokenizar(licao, tok, cfg.n_positions, reserva=NOVOS_CONTRA_GENERATE)
-    nossos, deles = [], []
-    with common.Progresso(4, "nosso laço e o generate()") as progresso:
-        for _ in range(2):                                  # intercalados, o melhor de 2
-            inicio = time.perf_counter()
-            a = gerar(nosso, ids_g, NOVOS_CONTRA_GENERATE, cfg.n_head)
-            nossos.append(time.perf_counter() - inicio)
-            progresso.avancar()
-            inicio = time.perf_counter()
-            b = generate_deles(hf, ids_g, NOVOS_CONTRA_GENERATE)
-            deles.append(time.perf_counter() - inicio)
-            progresso.avancar()
-    dizer(f"\n{NOVOS_CONTRA_GENERATE} tokens gulosos, nosso laço com cache contra o "
-          f"generate() do transformers\n(que também usa cache): nosso leva "
-          f"{num(min(nossos) / min(deles), 2)} vezes o tempo dele.\nMesmos tokens? "
-          f"{'sim' if a.tolist() == b.tolist() else 'NÃO'}.")
 
 
 def _figura_tempos(licao, comprimentos, sem, com):
@@ -547,7 +532,7 @@ def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
 def exp_causalidade(licao):
     nosso, hf, tok, ids = preparar(licao)
     cfg = hf.config
-    ids = gerar(nosso, ids, NOVOS // 2, cfg.n_head)         # a frase e a continuação
+    ids = gerar(nosso, ids, 4, cfg.n_head)                  # a frase e 4 tokens gulosos
     dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
           "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
           "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")

@@ -144,6 +144,22 @@ def test_sorteio_bit_a_bit_igual_ao_generate(pequeno, regras):
     assert outra.tolist() != nossos.tolist()                     # outra semente, outro texto
 
 
+def test_um_gerador_por_linha_igual_a_uma_semente_global_por_texto(pequeno):
+    """O experimento 4 sorteia as três sementes num lote: cada linha tem de dar o mesmo
+    texto que torch.manual_seed(s) e um texto sozinho (o que o generate faria)."""
+    hf, nosso, tok = pequeno
+    ids = tok("O gato subiu no", return_tensors="pt")["input_ids"]
+    regras = dict(temperatura=1.0, top_p=0.9)
+    geradores = [torch.Generator().manual_seed(s) for s in (0, 1, 2)]
+    lote = licao.gerar(nosso, ids.expand(3, -1), 16, hf.config.n_head,
+                       geradores=geradores, **regras)
+    for s, linha in zip((0, 1, 2), lote):
+        torch.manual_seed(s)
+        sozinho = licao.gerar(nosso, ids, 16, hf.config.n_head, **regras)[0]
+        assert linha.tolist() == sozinho.tolist()
+    assert len({tuple(linha.tolist()) for linha in lote}) == 3
+
+
 def test_generate_recusa_temperatura_zero(pequeno):
     hf, _, tok = pequeno
     ids = tok("The cat", return_tensors="pt")["input_ids"]
@@ -282,7 +298,7 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
     assert r.returncode == 0, tudo
     assert "Traceback" not in tudo
     for esperado in ("Experimento 1/7", "tokens\niguais -> os mesmos.",
-                     "-> os mesmos\n", "Semente 0 de novo: o mesmo texto, token a token.",
+                     "-> os mesmos\n", "de novo: os mesmos textos, token a token.",
                      "= fórmula", "Causal: o cache é a conta certa.",
                      "o K guardado fica velho a partir da camada 2",
                      "7 de 7 experimento(s) rodaram.",
