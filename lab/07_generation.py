@@ -36,7 +36,7 @@ def _numero(tipo, valido, regra):
 def _argumentos(parser):
     parser.add_argument("--texto", default=TEXTO_PADRAO, metavar='"FRASE"',
                         help=f'frase de entrada (padrão: "{TEXTO_PADRAO}")')
-    parser.add_argument("--temperatura", type=_numero(float, lambda t: 0 < t <= 100,
+    parser.add_argument("--temperatura", type=_numero(float, lambda t: 0.01 <= t <= 100,
                                                       "use um número de 0,01 a 100"),
                         default=1.0, metavar="T", help="temperatura do experimento 4 "
                         "(padrão: 1; perto de 0 = quase gulosa)")
