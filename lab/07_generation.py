@@ -107,7 +107,8 @@ def atencao_com_cache(attn, x, cache, camada, causal=True):
     cache.k[camada], cache.v[camada] = k, v
     S = k.shape[2]
     notas = q @ k.transpose(-2, -1) / math.sqrt(C // h)     # (B, h, T, S)
-    if causal:   # o token novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
+    if causal and T > 1:   # o novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
+        # (com T = 1, o único token novo vê todas as chaves: não há o que mascarar)
         futuro = torch.ones(T, S, dtype=torch.bool).triu(S - T + 1)   # (T, S)
         notas = notas.masked_fill(futuro, float("-inf"))
     y = notas.softmax(dim=-1) @ v                           # (B, h, T, C/h)

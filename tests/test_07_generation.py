@@ -234,6 +234,27 @@ def test_logits_com_cache_iguais_aos_do_transformers(pequeno):
         licao.passo(nosso, ids[:, :1], cache)                         # não cabe mais
 
 
+def test_varios_tokens_novos_com_o_cache_cheio(pequeno):
+    """A máscara com deslocamento: 3 tokens novos de uma vez, depois de 5 guardados."""
+    hf, nosso, _ = pequeno
+    ids = torch.randint(0, hf.config.vocab_size, (2, 12),
+                        generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        cache = licao.CacheKV.para(hf.config)
+        licao.passo(nosso, ids[:, :5], cache)
+        tres = licao.passo(nosso, ids[:, 5:8], cache)                 # (2, V)
+        certo = hf(ids[:, :8]).logits[:, -1]
+        errado = licao.passo(nosso, ids[:, 5:8], licao.CacheKV.para(hf.config),
+                             causal=False)                           # sem o passado
+    assert (tres - certo).abs().max() < 1e-4
+    assert (errado - certo).abs().max() > 1e-2
+    with torch.no_grad():                  # e sem máscara entre os três novos: outro resultado
+        cache = licao.CacheKV.para(hf.config)
+        licao.passo(nosso, ids[:, :5], cache)
+        sem_mascara = licao.passo(nosso, ids[:, 5:8], cache, causal=False)
+    assert (sem_mascara - certo).abs().max() > 1e-3
+
+
 def test_posicoes_erradas_seriam_pegas(pequeno, monkeypatch):
     """Se as posições recomeçassem do 0 a cada passo, os logits sairiam outros."""
     hf, nosso, _ = pequeno
