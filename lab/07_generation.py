@@ -13,8 +13,10 @@ import time
 import common
 
 TEXTO_PADRAO = "The cat sat on the"
-NOVOS = 16                          # tokens novos nos experimentos 1, 4 e 5
+NOVOS = 16                          # experimento 1: tokens gulosos
 PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
+NOVOS_SORTEIO = 12                  # experimento 4: tokens de cada texto sorteado
+PASSOS_CONFERIDOS = 8               # experimento 5: passos com e sem cache comparados
 COMPRIMENTOS = (8, 64, 128, 256)    # experimento 5: tamanhos de sequência medidos
 # Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
 BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
@@ -154,7 +156,8 @@ def filtrar_top_p(logits, p):
 def escolher(logits, temperatura=0.0, top_k=0, top_p=1.0, geradores=None):
     """O próximo token, (B, 1). Temperatura 0 = gulosa. A ordem é a do generate():
     temperatura -> top-k -> top-p -> softmax -> um sorteio sobre o vocabulário inteiro.
-    geradores: um torch.Generator por linha do lote (sem eles, o gerador global)."""
+    geradores: um torch.Generator por linha do lote (sem eles, o gerador global, como
+    no generate())."""
     if temperatura == 0:
         return logits.argmax(dim=-1, keepdim=True)
     logits = filtrar_top_p(filtrar_top_k(logits.float() / temperatura, top_k), top_p)
@@ -354,23 +357,22 @@ def exp_semente(licao):
     regras = dict(temperatura=a.temperatura, top_k=a.top_k, top_p=a.top_p)
     semente, cabecas, T = a.semente, hf.config.n_head, ids.shape[1]
     dizer(f"Temperatura {num(a.temperatura, 2)}, top-k {a.top_k or 'desligado'}, "
-          f"top-p {num(a.top_p, 2)}; {NOVOS} tokens;\n"
-          "um gerador de números aleatórios com a semente s para cada texto.\n")
-    sementes = [semente, semente + 1, semente + 2]
-    with common.Progresso(2, "sorteando") as progresso:
-        rodadas = []
-        for _ in range(2):       # as três sementes num lote (um gerador por linha), 2 vezes
-            geradores = [torch.Generator().manual_seed(s) for s in sementes]
-            lote = ids.expand(len(sementes), -1)                  # (3, T)
-            rodadas.append(gerar(nosso, lote, NOVOS, cabecas, geradores=geradores,
-                                 **regras)[:, T:].tolist())
+          f"top-p {num(a.top_p, 2)}; {NOVOS_SORTEIO} tokens;\n"
+          "torch.manual_seed(s) antes de cada texto.\n")
+    textos = {}
+    with common.Progresso(4, "sorteando") as progresso:
+        for s in (semente, semente + 1, semente + 2, semente):   # a primeira, de novo
+            torch.manual_seed(s)
+            saida = gerar(nosso, ids, NOVOS_SORTEIO, cabecas, **regras)[0, T:].tolist()
+            de_novo = saida if s in textos else None
+            textos.setdefault(s, saida)
             progresso.avancar()
-    for s, ids_s in zip(sementes, rodadas[0]):
+    for s, ids_s in textos.items():
         dizer(f"  semente {s}:")
         dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
-    igual = licao.verificar(rodadas[0] == rodadas[1], "a mesma semente, o mesmo texto")
-    dizer("\nAs mesmas sementes de novo: "
-          + ("os mesmos textos, token a token." if igual else "OUTROS textos."))
+    igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
+    dizer(f"\nSemente {semente} de novo: "
+          + ("o mesmo texto, token a token." if igual else "OUTRO texto."))
     dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
           "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
 
@@ -416,7 +418,7 @@ def medir_tempos(nosso, cabecas, comprimentos, progresso):
                 # (o forward sem cache acima deixou K e V de n + 1 tokens: usamos n)
                 cache.v = [v[:, :, :n] for v in cheio.v]
                 passo(nosso, ids[:, n:n + 1], cache)
-            com.append(cronometrar(um_passo, vezes=3))
+            com.append(cronometrar(um_passo, vezes=2))
             progresso.avancar()
     return sem, com
 
@@ -438,9 +440,10 @@ def exp_cache(licao):
     dizer("Sem cache, cada token novo roda a sequência inteira. Com cache, guardamos\n"
           "K e V de cada camada e rodamos só o token novo: ele olha para as chaves\n"
           "guardadas. Conta nenhuma muda; só deixa de ser repetida.\n")
-    delta, escala, _ = conferir_logits(nosso, ids, cfg.n_head, NOVOS)
+    delta, escala, _ = conferir_logits(nosso, ids, cfg.n_head, PASSOS_CONFERIDOS)
     ok = licao.verificar(L06.confere(delta, escala), "logits com e sem cache")
-    dizer(f"{NOVOS} passos gulosos: logits com cache contra o forward da lição 06:")
+    dizer(f"{PASSOS_CONFERIDOS} passos gulosos: logits com cache contra o forward da "
+          "lição 06:")
     dizer(f"  max |diferença| {limite(delta)} (maior |logit|: {num(escala, 1)}) -> "
           f"{'os mesmos' if ok else 'NÃO conferem'}\n")
 
@@ -533,7 +536,7 @@ def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
 def exp_causalidade(licao):
     nosso, hf, tok, ids = preparar(licao)
     cfg = hf.config
-    ids = gerar(nosso, ids, 4, cfg.n_head)                  # a frase e 4 tokens gulosos
+    ids = gerar(nosso, ids, 3, cfg.n_head)                  # a frase e 3 tokens gulosos
     dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
           "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
           "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")

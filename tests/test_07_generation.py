@@ -319,7 +319,7 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
     assert r.returncode == 0, tudo
     assert "Traceback" not in tudo
     for esperado in ("Experimento 1/7", "tokens\niguais -> os mesmos.",
-                     "-> os mesmos\n", "de novo: os mesmos textos, token a token.",
+                     "-> os mesmos\n", "Semente 0 de novo: o mesmo texto, token a token.",
                      "= fórmula", "Causal: o cache é a conta certa.",
                      "o K guardado fica velho a partir da camada 2",
                      "7 de 7 experimento(s) rodaram.",
