@@ -1,0 +1,569 @@
+"""Lição 07 · Gerando texto: temperatura, top-k, top-p e um cache KV feito à mão.
+
+O laço autorregressivo sobre o GPT2 da lição 06 (importado, não copiado): como
+escolher o próximo token (gulosa, temperatura, top-k, top-p, sorteio com
+semente) e como não refazer as contas a cada token (o cache KV, montado aqui
+com os pesos da nossa atenção). Leia junto: apostilas/07_generation.md.
+"""
+import argparse
+import math
+import sys
+import time
+
+import common
+
+TEXTO_PADRAO = "The cat sat on the"
+NOVOS = 16                          # experimento 1: tokens gulosos
+PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
+NOVOS_SORTEIO = 12                  # experimento 4: tokens de cada texto sorteado
+PASSOS_CONFERIDOS = 8               # experimento 5: passos com e sem cache comparados
+COMPRIMENTOS = (8, 64, 128, 256)    # experimento 5: tamanhos de sequência medidos
+# Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
+BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
+             " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
+
+
+def _numero(tipo, valido, regra):
+    def validar(texto):
+        try:
+            valor = tipo(texto.replace(",", "."))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{texto}' não é um número") from None
+        if not valido(valor):
+            raise argparse.ArgumentTypeError(f"{texto}: {regra}")
+        return valor
+    return validar
+
+
+def _argumentos(parser):
+    parser.add_argument("--texto", default=TEXTO_PADRAO, metavar='"FRASE"',
+                        help=f'frase de entrada (padrão: "{TEXTO_PADRAO}")')
+    parser.add_argument("--temperatura", type=_numero(float, lambda t: 0.01 <= t <= 100,
+                                                      "use um número de 0,01 a 100"),
+                        default=1.0, metavar="T", help="temperatura do experimento 4 "
+                        "(padrão: 1; perto de 0 = quase gulosa)")
+    parser.add_argument("--top-k", type=_numero(int, lambda k: k >= 0, "use 0 ou mais"),
+                        default=0, metavar="K", help="top-k do experimento 4 "
+                        "(padrão: 0 = desligado)")
+    parser.add_argument("--top-p", type=_numero(float, lambda p: 0 < p <= 1,
+                                                "use um número maior que 0 e até 1"),
+                        default=0.9, metavar="P", help="top-p do experimento 4 "
+                        "(padrão: 0,9; 1 = desligado)")
+
+
+LICAO = common.Licao(
+    "07", "Gerando texto: amostragem e o cache KV",
+    [
+        (1, "O laço autorregressivo: um token por vez", True),
+        (2, "Temperatura: a mesma distribuição, mais ou menos achatada", True),
+        (3, "top-k e top-p: quem sobrevive ao corte", True),
+        (4, "Sorteio com semente: o mesmo texto de novo", True),
+        (5, "O cache KV à mão: os mesmos logits, muito menos conta", True),
+        (6, "Quanto ocupa o cache: 2 x L x d x bytes por token", True),
+        (7, "Por que o cache precisa de causalidade", True),
+    ],
+    proxima=("lab/08_since_2017.py", "apostilas/08_since_2017.md"),
+    argumentos=_argumentos,
+)
+if __name__ == "__main__":
+    LICAO.abrir()  # a primeira linha aparece antes do torch
+
+import torch  # noqa: E402
+
+L06 = common.importar_licao("06_gpt2")   # o GPT2 da lição 06, sem cópia
+dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
+token = L06.token                       # um token entre aspas, legível em qualquer console
+
+
+# ============================================================ o cache KV
+class CacheKV:
+    """Chaves e valores já calculados, por camada: k[i] e v[i] têm forma (B, h, S, d/h)."""
+
+    def __init__(self, camadas, cabecas):
+        self.cabecas = cabecas
+        self.k, self.v = [None] * camadas, [None] * camadas
+
+    @classmethod
+    def para(cls, config):
+        return cls(config.n_layer, config.n_head)
+
+    @property
+    def tamanho(self):                  # S: quantos tokens já estão guardados
+        return 0 if self.k[0] is None else self.k[0].shape[2]
+
+    def bytes(self):
+        return sum(t.numel() * t.element_size() for t in self.k + self.v if t is not None)
+
+
+def atencao_com_cache(attn, x, cache, camada, causal=True):
+    """A atenção da lição 05 (mesmos pesos c_attn e c_proj) para os T tokens NOVOS de x,
+    que olham para as S chaves e valores: as do cache mais as suas."""
+    B, T, C = x.shape                                       # (B, T, C)
+    h = cache.cabecas
+    q, k, v = attn.c_attn(x).split(C, dim=2)                # 3 x (B, T, C)
+    q, k, v = (t.view(B, T, h, C // h).transpose(1, 2)      # 3 x (B, h, T, C/h)
+               for t in (q, k, v))
+    if cache.k[camada] is not None:                         # o passado, sem recalcular
+        k = torch.cat([cache.k[camada], k], dim=2)          # (B, h, S, C/h)
+        v = torch.cat([cache.v[camada], v], dim=2)          # (B, h, S, C/h)
+    cache.k[camada], cache.v[camada] = k, v
+    S = k.shape[2]
+    notas = q @ k.transpose(-2, -1) / math.sqrt(C // h)     # (B, h, T, S)
+    if causal and T > 1:   # o novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
+        # (com T = 1, o único token novo vê todas as chaves: não há o que mascarar)
+        futuro = torch.ones(T, S, dtype=torch.bool).triu(S - T + 1)   # (T, S)
+        notas = notas.masked_fill(futuro, float("-inf"))
+    y = notas.softmax(dim=-1) @ v                           # (B, h, T, C/h)
+    return attn.c_proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)
+
+
+def passo(modelo, ids, cache, causal=True):
+    """Roda pelo modelo só os tokens novos `ids` (B, T), guardando K e V no cache.
+    Devolve os logits da última posição, (B, V): é deles que sai o próximo token."""
+    inicio = cache.tamanho                                  # tokens já vistos
+    if inicio + ids.shape[1] > modelo.wpe.num_embeddings:
+        raise ValueError(f"a sequência passaria de {modelo.wpe.num_embeddings} tokens, "
+                         "o máximo de posições deste modelo")
+    posicoes = torch.arange(inicio, inicio + ids.shape[1])  # continuam de onde parou
+    x = modelo.wte(ids) + modelo.wpe(posicoes)              # (B, T, C)
+    for i, bloco in enumerate(modelo.h):                    # o Bloco (Pre-LN) da lição 05
+        x = x + atencao_com_cache(bloco.attn, bloco.ln_1(x), cache, i, causal)
+        x = x + bloco.mlp(bloco.ln_2(x))                    # (B, T, C)
+    return modelo.ln_f(x[:, -1]) @ modelo.wte.weight.T      # (B, V)
+
+
+# ============================================================ escolher o próximo token
+def filtrar_top_k(logits, k):
+    """Mantém os k maiores logits (e quem empata com o k-ésimo); os outros viram -inf."""
+    if k <= 0 or k >= logits.shape[-1]:
+        return logits
+    limiar = logits.topk(k).values[..., -1, None]           # (..., 1): o k-ésimo maior
+    return logits.masked_fill(logits < limiar, float("-inf"))
+
+
+def filtrar_top_p(logits, p):
+    """Núcleo: o menor grupo dos mais prováveis com massa >= p. Do menos provável ao
+    mais provável, sai a cauda cuja massa somada não passa de 1 - p."""
+    if p >= 1:
+        return logits
+    ordenados, ordem = logits.sort(dim=-1)                  # crescente, (..., V)
+    acumulada = ordenados.softmax(dim=-1).cumsum(dim=-1)    # (..., V)
+    fora = acumulada <= 1 - p
+    fora[..., -1] = False                                   # o mais provável fica sempre
+    return logits.masked_fill(fora.scatter(-1, ordem, fora), float("-inf"))
+
+
+def escolher(logits, temperatura=0.0, top_k=0, top_p=1.0, geradores=None):
+    """O próximo token, (B, 1). Temperatura 0 = gulosa. A ordem é a do generate():
+    temperatura -> top-k -> top-p -> softmax -> um sorteio sobre o vocabulário inteiro.
+    geradores: um torch.Generator por linha do lote (sem eles, o gerador global, como
+    no generate())."""
+    if temperatura == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    logits = filtrar_top_p(filtrar_top_k(logits.float() / temperatura, top_k), top_p)
+    probs = logits.softmax(dim=-1)                          # (B, V)
+    if geradores is None:
+        return torch.multinomial(probs, num_samples=1)
+    return torch.cat([torch.multinomial(p[None], 1, generator=g)     # (1, 1) cada
+                      for p, g in zip(probs, geradores)])
+
+
+def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
+    """O laço autorregressivo. Com cache, cada passo roda só o token novo; sem cache,
+    a sequência inteira de novo (como na lição 06)."""
+    memoria = CacheKV(len(modelo.h), cabecas)
+    entrada = ids
+    with torch.no_grad():
+        for _ in range(novos):
+            if not cache:
+                memoria, entrada = CacheKV(len(modelo.h), cabecas), ids
+            proximo = escolher(passo(modelo, entrada, memoria), **amostragem)  # (B, 1)
+            ids = torch.cat([ids, proximo], dim=1)          # (B, T + 1)
+            entrada = proximo
+    return ids
+
+
+def generate_deles(hf, ids, novos, **amostragem):
+    """O generate() do transformers com as mesmas regras (top_k=0: sem o 50 escondido)."""
+    sorteio = amostragem.get("temperatura", 0) > 0
+    extra = dict(do_sample=True, temperature=amostragem["temperatura"],
+                 top_k=amostragem.get("top_k", 0), top_p=amostragem.get("top_p", 1.0)) \
+        if sorteio else dict(do_sample=False)
+    return hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=novos,
+                       pad_token_id=None, eos_token_id=None, **extra)   # sem parada
+
+
+def entropia(logits):
+    """Entropia da distribuição softmax(logits), em nats."""
+    logp = logits.log_softmax(dim=-1)
+    return float(-(logp.exp() * logp).sum())
+
+
+def limite(x):
+    """Um número de arredondamento como limite ('< 1e-5'), nunca como dígitos."""
+    return "0" if x == 0 else f"< 1e{math.floor(math.log10(x)) + 1}"
+
+
+def preparar(licao, reserva=NOVOS):
+    nosso, hf, tok = L06.modelos(licao)
+    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
+    return nosso, hf, tok, ids
+
+
+def texto_de(tok, ids):
+    return tok.decode(ids).replace("\ufffd", "?").replace("\n", " ")
+
+
+# ============================================================ experimento 1
+def exp_laco(licao):
+    nosso, hf, tok, ids = preparar(licao)
+    T, cfg = ids.shape[1], hf.config
+    dizer(f'Frase: "{licao.args.texto}" ({T} tokens). A cada passo: logits da última\n'
+          "posição -> escolher um token -> acrescentá-lo -> de novo. Gulosa: o argmax.\n")
+    cache, entrada, linhas = CacheKV.para(cfg), ids, []
+    inicio = time.perf_counter()
+    with torch.no_grad():
+        for n in range(NOVOS):
+            logits = passo(nosso, entrada, cache)           # (1, V)
+            prox = escolher(logits)                         # (1, 1)
+            linhas.append((entrada, prox, float(logits.softmax(-1)[0, prox])))
+            entrada = prox
+    t_nosso = time.perf_counter() - inicio
+    dizer(f"  {'passo':>5}  {'entra':<16}{'sai (argmax)':<16}{'prob.':>7}")
+    for n, (entra, sai, p) in enumerate(linhas):
+        rotulo = f"{T} tokens" if n == 0 else token(tok, entra[0, 0])
+        if n < 6 or n == NOVOS - 1:
+            dizer(f"  {n + 1:>5}  {rotulo:<16}{token(tok, sai[0, 0]):<16}{pct(p):>7}")
+        elif n == 6:
+            dizer("    ...")
+    nossos = [int(sai) for _, sai, _ in linhas]
+    dizer("\n" + common.quebrar(repr(texto_de(tok, ids[0].tolist() + nossos)), recuo=2))
+    inicio = time.perf_counter()
+    deles = generate_deles(hf, ids, NOVOS)[0, T:].tolist()
+    t_deles = time.perf_counter() - inicio
+    iguais = sum(x == y for x, y in zip(nossos, deles))
+    dizer(f"\ngenerate(do_sample=False) do transformers no mesmo modelo: {iguais} de "
+          f"{len(nossos)} tokens\niguais -> {'os mesmos' if nossos == deles else 'DIFERENTES'}."
+          f"\nTempo: o nosso laço levou {num(t_nosso / t_deles, 2)} vezes o do generate().")
+    dizer("O passo 1 roda a frase inteira; do 2 em diante entra só o token novo:\n"
+          "o resto já está no cache KV (experimento 5), como no generate().")
+
+
+# ============================================================ experimento 2
+def barra(p, largura=10):
+    return "#" * round(largura * p)
+
+
+def tabela_temperaturas(nomes, logits, temperaturas):
+    """Uma linha por token (os primeiros len(nomes) de logits), uma coluna por T."""
+    dizer((f"  {'token':<14}" + "".join(f"{'T = ' + num(t, 1):<19}"
+                                        for t in temperaturas)).rstrip())
+    probs = [(logits / t).softmax(-1) for t in temperaturas]    # sobre o vocabulário todo
+    for i, nome in enumerate(nomes):
+        dizer(f"  {nome:<14}" + "".join(f"{pct(float(p[i])):>7} {barra(float(p[i])):<11}"
+                                         for p in probs).rstrip())
+
+
+def tabela_entropias(logits, temperaturas):
+    dizer(f"\n  {'T':>6}  {'entropia':>9}  {'o mais provável':>15}")
+    for t in temperaturas:
+        dizer(f"  {num(t, 2):>6}  {num(entropia(logits / t), 3):>9}  "
+              f"{pct(float((logits / t).softmax(-1).max())):>15}")
+
+
+def exp_temperatura(licao):
+    nomes = [repr(t) for t in BRINQUEDO]
+    logits = torch.tensor(list(BRINQUEDO.values()), dtype=torch.float64)
+    dizer("softmax(logits / T): T < 1 acentua as diferenças, T > 1 as apaga.\n"
+          'Logits de brinquedo (escolhidos à mão) depois de "O gato subiu no":\n')
+    tabela_temperaturas(nomes, logits, (0.5, 1.0, 2.0))
+    tabela_entropias(logits, (0.01, 0.5, 1.0, 2.0, 10.0, 100.0))
+    dizer(f"Limites: T -> 0 dá o argmax (entropia 0, a gulosa); T -> infinito dá a\n"
+          f"uniforme: entropia ln {len(nomes)} = {num(math.log(len(nomes)), 3)} nats.")
+    dizer()
+    nosso, hf, tok, ids = preparar(licao, reserva=0)
+    with torch.no_grad():
+        logits = passo(nosso, ids, CacheKV.para(hf.config))[0]   # (V,)
+    dizer(f'No modelo carregado, depois de "{licao.args.texto}"\n'
+          "(os 5 mais prováveis em T = 1):\n")
+    ordem = logits.argsort(descending=True)                     # os 5 primeiros na tabela
+    tabela_temperaturas([token(tok, i) for i in ordem[:5]], logits[ordem], (0.5, 1.0, 2.0))
+    tabela_entropias(logits, (0.5, 1.0, 2.0, 10.0))
+    V = logits.shape[0]
+    dizer(f"Com V = {inteiro(V)} tokens, o teto da entropia é ln V = {num(math.log(V), 3)} "
+          "nats.")
+
+
+# ============================================================ experimento 3
+def sobreviventes(logits, top_k=0, top_p=1.0, temperatura=1.0):
+    return int(filtrar_top_p(filtrar_top_k(logits / temperatura, top_k), top_p)
+               .isfinite().sum())
+
+
+def exp_cortes(licao):
+    nomes = [repr(t) for t in BRINQUEDO]
+    logits = torch.tensor(list(BRINQUEDO.values()), dtype=torch.float64)
+    probs = logits.softmax(-1)
+    dizer("top-k: só os k maiores logits. top-p (núcleo): os mais prováveis até a\n"
+          "massa somada chegar a p. Quem sai vira -inf (probabilidade 0).\n")
+    dizer(f"  {'token':<12}{'logit':>6}{'prob.':>8}{'acum.':>8}")
+    for nome, z, p, a in zip(nomes, logits, probs, probs.cumsum(0)):
+        dizer(f"  {nome:<12}{num(float(z), 1):>6}{pct(float(p)):>8}{pct(float(a)):>8}")
+    dizer("")
+    for k in (1, 2, 3):
+        dizer(f"  top-k {k}:    ficam {sobreviventes(logits, top_k=k)}")
+    dizer("  (' sofá' e ' carro' empatam no 3º lugar: com k = 3 os dois ficam, como\n"
+          "  no transformers)")
+    for p in (0.5, 0.7, 0.9, 0.95):
+        dizer(f"  top-p {num(p, 2)}: ficam {sobreviventes(logits, top_p=p)}")
+    antes = sobreviventes(logits, top_p=0.9, temperatura=0.5)
+    depois = sobreviventes(logits, top_p=0.9)       # a temperatura depois não tira ninguém
+    dizer(f"\nA ordem importa. T = 0,5 e depois top-p 0,9: ficam {antes}. top-p 0,9 e "
+          f"depois\nT = 0,5: ficam {depois} (a temperatura não muda quem já passou no corte).")
+    dizer("generate() do transformers: temperatura primeiro, depois top-k, depois top-p.")
+
+    dizer()
+    nosso, hf, tok, ids = preparar(licao)
+    dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9). Quantos "
+          f"dos\n{inteiro(hf.config.vocab_size)} tokens sobrevivem a cada passo?\n")
+    dizer(f"  {'passo':>5}  {'sorteado':<16}{'top-k 50':>9}{'top-p 0,5':>10}"
+          f"{'top-p 0,9':>10}")
+    contagens = []
+
+    def anotar(logits):
+        contagens.append([sobreviventes(logits[0], top_k=50),
+                          sobreviventes(logits[0], top_p=0.5),
+                          sobreviventes(logits[0], top_p=0.9)])
+
+    cache, entrada = CacheKV.para(hf.config), ids
+    with torch.no_grad():
+        for n in range(PASSOS_CORTE):
+            logits = passo(nosso, entrada, cache)
+            anotar(logits)
+            entrada = escolher(logits, temperatura=1.0, top_p=0.9)
+            c = contagens[-1]
+            dizer(f"  {n + 1:>5}  {token(tok, entrada[0, 0]):<16}"
+                  f"{inteiro(c[0]):>9}{inteiro(c[1]):>10}{inteiro(c[2]):>10}")
+    nucleo = sorted(c[2] for c in contagens)
+    dizer(f"\ntop-p 0,9 deixou de {inteiro(nucleo[0])} a {inteiro(nucleo[-1])} tokens "
+          f"(mediana {inteiro(nucleo[len(nucleo) // 2])}): o corte se adapta à\n"
+          "confiança do modelo; o top-k 50 deixa sempre 50 (ou mais, se houver empate).")
+
+
+# ============================================================ experimento 4
+def exp_semente(licao):
+    nosso, hf, tok, ids = preparar(licao)
+    a = licao.args
+    regras = dict(temperatura=a.temperatura, top_k=a.top_k, top_p=a.top_p)
+    semente, cabecas, T = a.semente, hf.config.n_head, ids.shape[1]
+    dizer(f"Temperatura {num(a.temperatura, 2)}, top-k {a.top_k or 'desligado'}, "
+          f"top-p {num(a.top_p, 2)}; {NOVOS_SORTEIO} tokens;\n"
+          "torch.manual_seed(s) antes de cada texto.\n")
+    textos = {}
+    with common.Progresso(4, "sorteando") as progresso:
+        for s in (semente, semente + 1, semente + 2, semente):   # a primeira, de novo
+            torch.manual_seed(s)
+            saida = gerar(nosso, ids, NOVOS_SORTEIO, cabecas, **regras)[0, T:].tolist()
+            de_novo = saida if s in textos else None
+            textos.setdefault(s, saida)
+            progresso.avancar()
+    for s, ids_s in textos.items():
+        dizer(f"  semente {s}:")
+        dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
+    igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
+    dizer(f"\nSemente {semente} de novo: "
+          + ("o mesmo texto, token a token." if igual else "OUTRO texto."))
+    dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
+          "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
+
+
+# ============================================================ experimento 5
+def cronometrar(funcao, vezes=1):
+    melhor = float("inf")
+    for _ in range(vezes):
+        inicio = time.perf_counter()
+        funcao()
+        melhor = min(melhor, time.perf_counter() - inicio)
+    return melhor
+
+
+def conferir_logits(nosso, ids, cabecas, novos):
+    """max |logits com cache - logits do forward da lição 06 (sem cache)|, e o maior |logit|."""
+    cache, entrada, passos = CacheKV(len(nosso.h), cabecas), ids, []
+    with torch.no_grad():
+        for _ in range(novos):
+            passos.append(passo(nosso, entrada, cache)[0])            # (V,)
+            entrada = passos[-1].argmax().view(1, 1)
+            ids = torch.cat([ids, entrada], dim=1)
+        sem_cache = nosso(ids)[0, -novos - 1:-1]                      # (novos, V)
+    com_cache = torch.stack(passos)                                   # (novos, V)
+    return float((com_cache - sem_cache).abs().max()), float(sem_cache.abs().max()), cache
+
+
+def medir_tempos(nosso, cabecas, comprimentos, progresso):
+    """Tempo para produzir o próximo token com n tokens já vistos, sem e com cache."""
+    ids = torch.randint(0, nosso.wte.num_embeddings, (1, max(comprimentos) + 1),
+                        generator=torch.Generator().manual_seed(0))
+    sem, com = [], []
+    with torch.no_grad():
+        passo(nosso, ids[:, :2], CacheKV(len(nosso.h), cabecas))      # aquecimento
+        for n in comprimentos:
+            cheio = CacheKV(len(nosso.h), cabecas)     # sem cache: a sequência inteira
+            sem.append(cronometrar(lambda: passo(nosso, ids[:, :n + 1], cheio)))
+            progresso.avancar()
+
+            def um_passo():
+                cache = CacheKV(len(nosso.h), cabecas)
+                cache.k = [k[:, :, :n] for k in cheio.k]             # (1, h, n, C/h)
+                # (o forward sem cache acima deixou K e V de n + 1 tokens: usamos n)
+                cache.v = [v[:, :, :n] for v in cheio.v]
+                passo(nosso, ids[:, n:n + 1], cache)
+            com.append(cronometrar(um_passo, vezes=2))
+            progresso.avancar()
+    return sem, com
+
+
+def somar(comprimentos, tempos, ate):
+    """Tempo total para os tokens 1..ate, interpolando linearmente entre as medidas."""
+    total = 0.0
+    for n in range(1, ate + 1):
+        j = min(max(i for i, c in enumerate(comprimentos) if c <= n or i == 0),
+                len(comprimentos) - 2)
+        c0, c1 = comprimentos[j], comprimentos[j + 1]
+        total += tempos[j] + (tempos[j + 1] - tempos[j]) * (n - c0) / (c1 - c0)
+    return total
+
+
+def exp_cache(licao):
+    nosso, hf, tok, ids = preparar(licao)
+    cfg = hf.config
+    dizer("Sem cache, cada token novo roda a sequência inteira. Com cache, guardamos\n"
+          "K e V de cada camada e rodamos só o token novo: ele olha para as chaves\n"
+          "guardadas. Conta nenhuma muda; só deixa de ser repetida.\n")
+    delta, escala, _ = conferir_logits(nosso, ids, cfg.n_head, PASSOS_CONFERIDOS)
+    ok = licao.verificar(L06.confere(delta, escala), "logits com e sem cache")
+    dizer(f"{PASSOS_CONFERIDOS} passos gulosos: logits com cache contra o forward da "
+          "lição 06:")
+    dizer(f"  max |diferença| {limite(delta)} (maior |logit|: {num(escala, 1)}) -> "
+          f"{'os mesmos' if ok else 'NÃO conferem'}\n")
+
+    fator = min(1.0, (cfg.n_positions - 1) / max(COMPRIMENTOS))   # cabe no contexto
+    comprimentos = sorted({max(1, round(n * fator)) for n in COMPRIMENTOS})
+    with common.Progresso(2 * len(comprimentos), "medindo o tempo por token") as progresso:
+        sem, com = medir_tempos(nosso, cfg.n_head, comprimentos, progresso)
+    dizer("Tempo para o próximo token com n tokens já vistos (esta máquina, agora):")
+    dizer(f"  {'n':>5}{'sem cache':>12}{'com cache':>12}{'sem/com':>9}")
+    for n, s, c in zip(comprimentos, sem, com):
+        dizer(f"  {n:>5}{num(1000 * s, 1) + ' ms':>12}{num(1000 * c, 1) + ' ms':>12}"
+              f"{num(s / c, 1) + 'x':>9}")
+    ate, cresce_sem, cresce_com = comprimentos[-1], sem[-1] / sem[0], com[-1] / com[0]
+    dizer(f"De n = {comprimentos[0]} a {ate}, o tempo por token sem cache multiplicou por "
+          f"{num(cresce_sem, 1)};\no com cache, por {num(cresce_com, 1)}: "
+          + ("um cresce com n, o outro fica quase parado." if cresce_sem > 2 * cresce_com
+             else "aqui a diferença não apareceu\n(máquina ocupada? rode de novo)."))
+    razao = somar(comprimentos, sem, ate) / somar(comprimentos, com, ate)
+    dizer(f"Gerar {ate} tokens a partir de um (somando as medidas acima): sem cache "
+          f"leva\n{num(razao, 0)} vezes o tempo com cache.")
+    if licao.quer_figuras:
+        _figura_tempos(licao, comprimentos, sem, com)
+
+
+def _figura_tempos(licao, comprimentos, sem, com):
+    fig, ax = common.figura(7, 4)
+    ax.plot(comprimentos, [1000 * s for s in sem], "o-", label="sem cache")
+    ax.plot(comprimentos, [1000 * c for c in com], "s-", label="com cache")
+    ax.set(xlabel="tokens já vistos (n)", ylabel="ms por token novo",
+           title="Tempo por token com e sem cache KV", ylim=(0, None))
+    ax.legend()
+    ax.grid(alpha=0.3)
+    licao.salvar_figura(fig, "07_tempo_por_token.png")
+
+
+# ============================================================ experimento 6
+def bytes_por_token(camadas, d, bytes_por_valor=4):
+    return 2 * camadas * d * bytes_por_valor            # K e V, em cada camada
+
+
+def exp_memoria(licao):
+    dizer("Por token, cada camada guarda um K e um V de d números: 2 x L x d valores.\n"
+          "Em fp32 (4 bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
+    dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'por token':>11}{'1.024 tokens':>14}"
+          f"{'pesos':>11}{'cache/pesos':>12}")
+    for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
+        por_token, pesos = bytes_por_token(L, d), 4 * common.parametros_gpt2(L, d)
+        dizer(f"  {nome:<12}{L:>3}{d:>6}{num(por_token / 1024, 0) + ' KiB':>11}"
+              f"{common.tamanho(1024 * por_token):>14}{common.tamanho(pesos):>11}"
+              f"{pct(1024 * por_token / pesos):>12}")
+    xl = 8 * 1024 * bytes_por_token(*common.TAMANHOS_GPT2["gpt2-xl"][:2])
+    dizer(f"\nÉ por conversa: 8 conversas de 1.024 tokens no gpt2-xl guardam "
+          f"{common.tamanho(xl)}\nsó de cache. A lição 08 mostra o GQA, que encolhe "
+          "esse K e V.")
+    dizer()
+    nosso, hf, _tok, ids = preparar(licao)
+    cfg = hf.config
+    formula = bytes_por_token(cfg.n_layer, cfg.n_embd)
+    cache = CacheKV.para(cfg)
+    with torch.no_grad():
+        passo(nosso, ids, cache)                            # a frase entra no cache
+    medido = cache.bytes() / cache.tamanho
+    ok = licao.verificar(medido == formula, "bytes do cache = fórmula")
+    dizer(f"Modelo carregado (L = {cfg.n_layer}, d = {cfg.n_embd}): 2 x {cfg.n_layer} x "
+          f"{cfg.n_embd} x 4 = {inteiro(formula)} bytes por token.")
+    dizer(f"Medido no nosso CacheKV com a frase ({cache.tamanho} tokens): "
+          f"{inteiro(cache.bytes())} bytes,\nou {inteiro(round(medido))} por token "
+          f"({'= fórmula' if ok else 'NÃO bate com a fórmula'}).")
+
+
+# ============================================================ experimento 7
+def diferenca(x, escala=1.0):
+    """Arredondamento como limite; uma diferença de verdade com dois algarismos."""
+    return limite(x) if L06.confere(x, escala) else common.cientifico(x, 1)
+
+
+def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
+    """K guardado um token por vez contra K recalculado com a sequência toda.
+    Devolve ([max |dif. de K| por camada], max |dif. dos logits do último|, maior |logit|)."""
+    aos_poucos = CacheKV(len(nosso.h), cabecas)
+    de_uma_vez = CacheKV(len(nosso.h), cabecas)
+    with torch.no_grad():
+        for t in range(ids.shape[1]):
+            ultimo = passo(nosso, ids[:, t:t + 1], aos_poucos, causal)     # (1, V)
+        certo = passo(nosso, ids, de_uma_vez, causal)                    # (1, V)
+    k = [float((a - b).abs().max()) for a, b in zip(aos_poucos.k, de_uma_vez.k)]
+    return k, float((ultimo - certo).abs().max()), float(certo.abs().max())
+
+
+def exp_causalidade(licao):
+    nosso, hf, tok, ids = preparar(licao)
+    cfg = hf.config
+    ids = gerar(nosso, ids, 3, cfg.n_head)                  # a frase e 3 tokens gulosos
+    dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
+          "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
+          "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")
+    resultado = {causal: aos_poucos_e_de_uma_vez(nosso, ids, cfg.n_head, causal)
+                 for causal in (True, False)}
+    dizer("  max |K guardado - K recalculado|, por camada:")
+    dizer(f"  {'camada':>6}{'causal':>10}{'sem máscara':>14}")
+    for i in range(cfg.n_layer):
+        dizer(f"  {i + 1:>6}{diferenca(resultado[True][0][i]):>10}"
+              f"{diferenca(resultado[False][0][i]):>14}")
+    for causal, nome in ((True, "causal"), (False, "sem máscara")):
+        _, d_logit, escala = resultado[causal]
+        dizer(f"  logits do último token, {nome}: max |diferença| "
+              f"{diferenca(d_logit, escala)}")
+    ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0]),
+                         "cache causal = recalculado")
+    velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not L06.confere(x, 1.0)]
+    dizer("\nCausal: o cache " + ("é a conta certa" if ok else "NÃO confere") + ".\nSem "
+          "máscara, " + (f"o K guardado fica velho a partir da camada {velhos[0]}:\n"
+                         if velhos else "nada ficou velho aqui:\n")
+          + "na camada 1, K só depende do próprio token; nas seguintes, depende do que\n"
+          "o token viu nas camadas de baixo, e sem máscara um token novo muda o que\n"
+          "todos os antigos veem. Sem causalidade, cada token novo pede recalcular tudo.")
+
+
+EXPERIMENTOS = {1: exp_laco, 2: exp_temperatura, 3: exp_cortes, 4: exp_semente,
+                5: exp_cache, 6: exp_memoria, 7: exp_causalidade}
+
+if __name__ == "__main__":
+    sys.exit(LICAO.rodar(EXPERIMENTOS))
