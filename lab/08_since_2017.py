@@ -98,7 +98,6 @@ from torch import nn  # noqa: E402
 dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 cientifico = common.cientifico
 B05 = common.importar_licao("05_block")   # Bloco, AtencaoMultiCabeca, Pilha da lição 05
-B04 = common.importar_licao("04_multihead")   # AtencaoMultiCabeca da lição 04
 
 
 def abaixo(x, limite):
@@ -974,26 +973,8 @@ def exp_familias(licao):
                           ("diálogo", "Usuário: oi, tudo bem? Assistente:")]:
         dizer(f"  {tarefa:<14} \"{texto}\" ...")
 
-    d, T = 64, 8
-    causal, bidirecional = B04.AtencaoMultiCabeca(d, 4, causal=True), \
-        B04.AtencaoMultiCabeca(d, 4, causal=False)
-    bidirecional.load_state_dict(causal.state_dict())      # os mesmos pesos
-    x = torch.randn(1, T + 1, d)                                       # (B, T+1, C)
-    with torch.no_grad():
-        mudou = {}
-        for nome, attn in (("causal", causal), ("bidirecional", bidirecional)):
-            antes, depois = attn(x[:, :T]), attn(x)[:, :T]           # (B, T, C)
-            mudou[nome] = float((antes - depois).abs().max())
-    dizer(f"\nPor que o cache KV precisa de causalidade: {T} tokens passam pela atenção;\n"
-          f"chega o token {T + 1}. Quanto mudou a saída das {T} posições antigas?")
-    for nome, valor in mudou.items():
-        dizer(f"  {nome:<13} {abaixo(valor, 1e-6):>8}")
-    licao.verificar(mudou["causal"] < 1e-6 < 1e-2 < mudou["bidirecional"],
-                    "só a atenção causal deixa o passado intacto")
-    dizer("No causal, nada do passado muda: suas chaves e valores podem ficar num cache e\n"
-          "só o token novo é calculado. No bidirecional, o novo token muda todas as\n"
-          "posições antigas: é preciso recalcular a sequência inteira a cada token.")
-
+    dizer("\nPor que o cache KV só funciona com causalidade: a lição 07 (experimento 7)\n"
+          "mede, camada a camada, as chaves guardadas ficando velhas sem a máscara.")
 
 EXPERIMENTOS = {1: exp_controles, 2: exp_numpy, 3: exp_llama, 4: exp_rmsnorm, 5: exp_swiglu,
                 6: exp_rope, 7: exp_gqa, 8: exp_aquecimento, 9: exp_familias}
