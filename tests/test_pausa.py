@@ -115,7 +115,7 @@ ROTEIRO = [
      "[Enter] 2/6 · Pre-LN contra Post-LN em 40 camadas"),
     ("Experimento 2/6 · Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1",
      ["   bloco     Pre-LN    Post-LN  Post/Pre", "       1 ", "      40 ",
-      "No início, nada sumiu"],
+      "nada sumiu"],
      "[Enter] 2/6, a seguir: o treino, passo a passo"),
     ("Experimento 2/6 · Pre-LN contra Post-LN", ["   passo     Pre-LN   perda",
                                                 "       0 ", "      20 ", "Pre-LN: o gradiente"],
