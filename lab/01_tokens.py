@@ -295,6 +295,8 @@ def exp_aprender_fusoes(licao):
     ax.legend()
     ax.set(xlabel="fusões aprendidas", ylabel="tokens na frase",
            title="Quanto mais fusões, menos tokens")
+    common.eixos_inteiros(ax, eixo="x")
+    common.eixos_inteiros(ax, eixo="y")
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "01_fusoes.png")
 

@@ -180,10 +180,13 @@ def exp_posicoes(licao):
                                (eixos[1], cossenos_entre_linhas(seno_p), "senoidal de 2017")):
         imagem = ax.imshow(matriz.float().numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
         ax.set(title=f"{titulo}: cosseno", xlabel="posição", ylabel="posição")
+        common.eixos_inteiros(ax, eixo="x")
+        common.eixos_inteiros(ax, eixo="y")
     fig.colorbar(imagem, ax=eixos[:2].tolist(), shrink=0.8)
     for i in range(3):
         eixos[2].plot(xs, comps[:, i], label=f"CP{i + 1} ({pct(fracoes[i])})")
     eixos[2].set(title="wpe: componentes principais", xlabel="posição")
+    common.eixos_inteiros(eixos[2])
     eixos[2].legend()
     licao.salvar_figura(fig, "02_posicoes.png")
 
@@ -225,6 +228,7 @@ def exp_normas(licao):
     ax1.set(title="wte: norma de cada linha", xlabel="id do token", ylabel="norma")
     ax2.plot(range(len(npos)), npos.numpy())
     ax2.set(title="wpe: norma de cada linha", xlabel="posição", ylabel="norma")
+    common.eixos_inteiros(ax1, ax2)
     licao.salvar_figura(fig, "02_normas.png")
 
 

@@ -376,6 +376,8 @@ def exp_inducao(licao):
     imagem = ax.imshow(notas.numpy(), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     fig.colorbar(imagem, ax=ax, label="nota de indução")
     ax.set(xlabel="cabeça", ylabel="camada", title=f"Cabeças de indução: {licao.args.modelo}")
+    common.eixos_inteiros(ax, eixo="x")
+    common.eixos_inteiros(ax, eixo="y")
     licao.salvar_figura(fig, "04_inducao.png")
 
 

@@ -367,6 +367,7 @@ def exp_pre_post(licao):
     ax2.plot(xs, pos[1], label="Post-LN")
     ax2.set(title="Treinando sem aquecimento: bloco 1", xlabel="passo", ylabel="norma do gradiente")
     common.escala_log(ax1, ax2)
+    common.eixos_inteiros(ax1, ax2)
     for ax in (ax1, ax2):
         ax.legend()
         ax.grid(alpha=0.3)
@@ -430,6 +431,7 @@ def exp_norma_residual(licao):
     common.escala_log(ax)
     ax.set(xlabel="camada (0 = embedding)", ylabel="norma do fluxo residual",
            title=f"Fluxo residual no {licao.args.modelo}")
+    common.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "05_norma_residual.png")

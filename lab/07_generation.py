@@ -474,6 +474,7 @@ def _figura_tempos(licao, comprimentos, sem, com):
     ax.plot(comprimentos, [1000 * c for c in com], "s-", label="com cache")
     ax.set(xlabel="tokens já vistos (n)", ylabel="ms por token novo",
            title="Tempo por token com e sem cache KV", ylim=(0, None))
+    common.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "07_tempo_por_token.png")

@@ -922,6 +922,7 @@ def exp_aquecimento(licao):
     ax.axvline(aquec, color="gray", lw=0.8, ls="-.", label="fim do aquecimento")
     ax.set(xlabel="passo", ylabel="perda (entropia cruzada)", yscale="log",
            title=titulo)
+    common.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "08_aquecimento.png")

@@ -661,6 +661,14 @@ def escala_log(*eixos, eixo: str = "y"):
         alvo.set_minor_formatter(Potencia(labelOnlyBase=False))
 
 
+def eixos_inteiros(*eixos, eixo: str = "x") -> None:
+    """Marcas só em números inteiros (passos, camadas, posições, ids): nada de '2,5 passos'."""
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in eixos:
+        getattr(ax, f"{eixo}axis").set_major_locator(MaxNLocator(integer=True))
+
+
 def virgula_nos_eixos(fig) -> None:
     """Vírgula decimal em todo eixo linear da figura (barras de cor incluídas).
 

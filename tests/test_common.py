@@ -431,6 +431,20 @@ def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
     assert not [r for r in rotulos if "." in r or "$" in r], rotulos
 
 
+def test_eixo_de_passos_so_tem_marcas_inteiras(tmp_path):
+    """Um eixo de passos (ou camadas) não mostra '2,5': eixos_inteiros põe marcas inteiras."""
+    licao = common.Licao("99", "teste", [])
+    licao.args = common.criar_parser("x", "x", []).parse_args(["--figuras", str(tmp_path)])
+    fig, (sem, com) = common.figura(8, 3, ncols=2)
+    for ax in (sem, com):
+        ax.plot(range(11), [x * x for x in range(11)])
+    common.eixos_inteiros(com)
+    licao.salvar_figura(fig, "inteiros.png")
+    rotulos = lambda ax: [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]  # noqa: E731
+    assert any("," in r for r in rotulos(sem))           # o padrão dá 2,5, 7,5...
+    assert rotulos(com) and not any("," in r for r in rotulos(com)), rotulos(com)
+
+
 VM_STAT_M1 = """\
 Mach Virtual Memory Statistics: (page size of 16384 bytes)
 Pages free:                                3712.
