@@ -511,7 +511,10 @@ def exp_logit_lens(licao):
         L = p.shape[0] - 1
         linhas = [("emb" if c == 0 else str(c), [_token(tokenizador, x) for x in i[c]])
                   for c in range(L + 1)]
-        for tabela in tabelas_lente(f"\"{texto}\"", entrada, linhas, common.largura()):
+        for j, tabela in enumerate(tabelas_lente(f"\"{texto}\"", entrada, linhas,
+                                                 common.largura())):
+            if j:  # a parte seguinte da mesma frase, numa tela limpa
+                licao.pausa(tabela.nome)
             dizer(common.quebrar(tabela.nome + ":"))
             common.console().print(tabela)
         final = _token(tokenizador, i[L, -1], 20, " ")

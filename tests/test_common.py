@@ -437,7 +437,7 @@ def test_eixo_de_passos_so_tem_marcas_inteiras(tmp_path):
     licao.args = common.criar_parser("x", "x", []).parse_args(["--figuras", str(tmp_path)])
     fig, (sem, com) = common.figura(8, 3, ncols=2)
     for ax in (sem, com):
-        ax.plot(range(11), [x * x for x in range(11)])
+        ax.plot(range(4), [x * x for x in range(4)])  # 4 passos: o padrão marca 0,5 e 2,5
     common.eixos_inteiros(com)
     licao.salvar_figura(fig, "inteiros.png")
     rotulos = lambda ax: [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]  # noqa: E731

@@ -133,8 +133,10 @@ ROTEIRO = [
     ("Experimento 4/6 · Logit lens: lendo o quadro-negro no meio do caminho",
      ['"A capital da França é"', " emb ", " 1 ", " 12 ", 'Depois de "A capital da França é"'],
      '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of"'),
-    ("Experimento 4/6 · Logit lens", ['"The Eiffel Tower is in the city of"', " emb ", " 12 ",
-                                      'Depois de "The Eiffel Tower'],
+    # com o tokenizador dos testes a frase tem 22 tokens: a tabela sai em duas partes
+    ("Experimento 4/6 · Logit lens", ['"The Eiffel Tower is in the city of"', " emb ", " 12 "],
+     '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of" (pos'),
+    ("Experimento 4/6 · Logit lens", [" emb ", " 12 ", 'Depois de "The Eiffel Tower'],
      "[Enter] 5/6 · Os parâmetros de um bloco real"),
     ("Experimento 5/6 · Os parâmetros de um bloco real, peça por peça",
      ["  attn.c_attn ", "  ln_2 ", "  bloco ", "  normas ", "Fórmula fechada 12d² + 13d"],
@@ -149,11 +151,11 @@ ROTEIRO = [
       "    2,00   2,0000   1,9545", "tem derivada zero num ponto"],
      "[Enter] Resumo"),
 ]
-# As teclas, pausa a pausa (índice no ROTEIRO, tecla): r na 10 repete o 6 de dentro
-# dele (antes da tabela); r na 11 (antes do resumo) repete o 6 inteiro, entre experimentos.
-PASSOS = [(n, "Enter") for n in range(10)] + [(10, "r"), (10, "Enter"), (11, "r"),
-                                              (10, "Enter"), (11, "Enter")]
-CONTINUACOES = {2, 3, 5, 7, 9, 11}  # partes que começam com "... (continuação)"
+# As teclas, pausa a pausa (índice no ROTEIRO, tecla): r na 11 repete o 6 de dentro
+# dele (antes da tabela); r na 12 (antes do resumo) repete o 6 inteiro, entre experimentos.
+PASSOS = [(n, "Enter") for n in range(11)] + [(11, "r"), (11, "Enter"), (12, "r"),
+                                              (11, "Enter"), (12, "Enter")]
+CONTINUACOES = {2, 3, 5, 7, 8, 10, 12}  # partes que começam com "... (continuação)"
 
 
 def _conferir_tela(tela, n):
