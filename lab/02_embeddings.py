@@ -32,7 +32,10 @@ dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
 
 
 def token(tok, i, limite=12) -> str:
-    return L01.ver(L01.para_bytes(tok.convert_ids_to_tokens(int(i))), limite)
+    simbolo = tok.convert_ids_to_tokens(int(i))
+    if simbolo is None:  # id sem token: o tokenizador é menor que a tabela do modelo
+        return f"<id {int(i)}>"
+    return L01.ver(L01.para_bytes(simbolo), limite)
 
 
 # ============================================================ experimento 1

@@ -143,3 +143,13 @@ def test_sem_modelo_explica_e_segue(tmp_path):
     assert r.saida.count("PULADO: não há pasta") == 4
     assert "2 de 6 experimento(s) rodaram" in r.saida
     assert "A tabela senoidal de 2017 (lição 08)" in r.saida   # antes de precisar do modelo
+
+
+def test_id_sem_token_nao_quebra():
+    """Um modelo cuja tabela é maior que o tokenizador (ids sem token) não dá traceback."""
+    class Tok:
+        def convert_ids_to_tokens(self, i):
+            return None if i >= 10 else "a"
+
+    assert L02.token(Tok(), 12) == "<id 12>"
+    assert L02.token(Tok(), 3) == "a"
