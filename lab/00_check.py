@@ -86,7 +86,8 @@ def exp_maquina(licao):
     import torch
 
     dizer(f"  sistema       {platform.system()} {platform.release()} ({platform.machine()})")
-    dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {torch.get_num_threads()} threads")
+    n = torch.get_num_threads()
+    dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {n} thread{'s' if n > 1 else ''}")
     dispositivo = "CPU (o lab inteiro roda nela)"
     if torch.cuda.is_available():
         dispositivo += f"; há também GPU CUDA: {torch.cuda.get_device_name(0)} (não é usada)"
