@@ -523,10 +523,6 @@ def perguntar(texto: str) -> str | None:
         return None
 
 
-def _esperar_enter() -> None:
-    perguntar("\n[Enter] para o próximo experimento... ")
-
-
 # ---------------------------------------------------------------- progresso
 class Progresso:
     """Barra do rich num terminal; num pipe ou arquivo, nada (a saída fica limpa)."""
