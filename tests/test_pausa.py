@@ -11,20 +11,16 @@ experimentos 3 e 4 ocupam as mesmas linhas que ocupariam na aula.
 """
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import RAIZ, ambiente_de_aluno, construir_gpt2
-
-LINHAS, COLUNAS = 30, 80
+from terminal import COLUNAS, Tela, sem_tmux
 
 
 @pytest.fixture(scope="module")
@@ -59,53 +55,6 @@ def test_pausa_num_pipe_nao_muda_a_saida(gpt2_12_camadas):
 
 
 # ------------------------------------------------------------------ no tmux
-class Tela:
-    """Uma sessão tmux de 80 x 30 num servidor só do teste (-L), com o registro do
-    que o programa escreveu (pipe-pane) para contar as pausas."""
-
-    def __init__(self, pasta: Path, comando: str):
-        self.soquete = f"lab-pausa-{os.getpid()}"
-        self.registro = pasta / "terminal.log"
-        self.registro.write_bytes(b"")
-        ambiente = {k: v for k, v in os.environ.items()
-                    if k not in ("TMUX", "LAB_MODELO", "NO_COLOR", "COLUMNS", "LINES")}
-        ambiente.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HF_HUB_OFFLINE": "1",
-                         "TERM": "xterm-256color"})
-        self.ambiente = ambiente
-        # O programa só começa depois do pipe-pane ligado (o 'read' espera um Enter).
-        inicio = f"read _; printf '\\033[2J\\033[H'; {comando}; echo \"fim: $?\"; sleep 600"
-        self.tmux("new-session", "-d", "-x", str(COLUNAS), "-y", str(LINHAS),
-                  "bash", "--norc", "--noprofile", "-c", inicio)
-        self.tmux("set-option", "-g", "status", "off")  # as 30 linhas são do programa
-        self.tmux("pipe-pane", "-o", f"cat >> {shlex.quote(str(self.registro))}")
-        self.tmux("send-keys", "Enter")
-
-    def tmux(self, *argumentos) -> str:
-        r = subprocess.run(["tmux", "-u", "-L", self.soquete, *argumentos],
-                           capture_output=True, text=True, env=self.ambiente, timeout=30)
-        assert r.returncode == 0, r.stderr
-        return r.stdout
-
-    def linhas(self) -> list[str]:
-        tela = self.tmux("capture-pane", "-p").split("\n")[:LINHAS]
-        return [linha.rstrip() for linha in tela]
-
-    def pausas_vistas(self) -> int:
-        return self.registro.read_bytes().decode("utf-8", "replace").count("[Enter]")
-
-    def esperar(self, condicao, o_que: str, limite: float = 240):
-        fim = time.monotonic() + limite
-        while time.monotonic() < fim:
-            if condicao():
-                time.sleep(0.3)  # a linha do aviso é a última coisa escrita
-                return self.linhas()
-            time.sleep(0.2)
-        pytest.fail(f"esperei {o_que} por {limite:.0f} s; a tela:\n" + "\n".join(self.linhas()))
-
-    def fechar(self):
-        subprocess.run(["tmux", "-L", self.soquete, "kill-server"], capture_output=True)
-
-
 # (primeira linha da tela, linhas-chave que têm de estar inteiras na tela, o aviso)
 CONT = " (continuação)"
 ROTEIRO = [
@@ -172,9 +121,7 @@ def _conferir_tela(tela, n):
             f"pausa {n}: falta na tela: {chave!r}\n{quadro}"
 
 
-@pytest.mark.skipif(not shutil.which("tmux"),
-                    reason="sem tmux: o teste do --pausa num terminal 80x30 precisa dele "
-                    "(apt-get install -y tmux; o .ci/run instala quando é root)")
+@sem_tmux
 def test_pausa_no_terminal_80x30(gpt2_12_camadas, tmp_path):
     comando = (f"{shlex.quote(sys.executable)} lab/05_block.py --pausa --sem-figuras "
                f"--modelo {shlex.quote(str(gpt2_12_camadas))}")
