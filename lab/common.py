@@ -890,6 +890,77 @@ def _conferir_tokenizador(nome: str, tokenizador) -> None:
             "(tokenizador.save_pretrained(pasta)).")
 
 
+def _conferir_nome(nome: str) -> tuple[bool, Path]:
+    """(é do hub?, pasta). Nem pasta nem nome de GPT-2 conhecido: ModeloIndisponivel."""
+    hub = _eh_hub(nome)
+    pasta = Path(nome)
+    if not hub and not pasta.is_dir():
+        raise ModeloIndisponivel(
+            f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
+            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
+            "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
+    return hub, pasta
+
+
+def _importar_transformers():
+    """Importa o transformers (devagar: por isso avisa antes) e cala os avisos dele."""
+    dizer("(carregando o transformers...)")
+    try:
+        import transformers
+        from transformers.utils import logging as hf_logging
+    except ImportError as erro:
+        raise ModeloIndisponivel(
+            f"o pacote transformers não está instalado ({erro}).\n"
+            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
+    hf_logging.set_verbosity_error()
+    return transformers, hf_logging
+
+
+def _do_cache_ou_do_hub(carregar, nome: str, hub: bool, aviso: str):
+    """carregar(so_local=True) primeiro (sem rede); se faltar algo no cache e for um
+    nome do hub com rede, avisa e baixa (carregar(so_local=False))."""
+    try:
+        return carregar(so_local=True)
+    except OSError:
+        if not hub or _offline() or not _rede_disponivel():
+            raise
+        dizer(aviso)
+        return carregar(so_local=False)
+
+
+def carregar_tokenizador(nome: str):
+    """Só o tokenizador do GPT-2 (sem os pesos): do cache, de uma pasta ou do hub.
+
+    Como carregar_gpt2: primeiro o cache (sem rede); só baixa se faltar e houver
+    rede. Sem ele: ModeloIndisponivel com o que fazer. Os quatro tamanhos do
+    GPT-2 usam o mesmo tokenizador.
+    """
+    hub, pasta = _conferir_nome(nome)
+    transformers, _ = _importar_transformers()
+    origem = _id_no_hub(nome) if hub else str(pasta)
+
+    def carregar(so_local: bool):
+        return transformers.AutoTokenizer.from_pretrained(
+            origem, local_files_only=so_local, trust_remote_code=False)
+
+    try:
+        tokenizador = _do_cache_ou_do_hub(
+            carregar, nome, hub, f"Baixando o tokenizador de '{nome}' (só na primeira vez)...")
+    except Exception as erro:  # pasta sem os arquivos, cache incompleto, sem rede
+        if hub:
+            raise ModeloIndisponivel(
+                f"o tokenizador do GPT-2 '{nome}' não está no cache deste computador e "
+                f"não há acesso ao Hugging Face agora.\nConecte-se à internet e rode "
+                f"{_comando_00(nome)} uma vez (ele baixa o modelo), ou aponte --modelo "
+                "para uma pasta com o modelo salvo.") from None
+        raise ModeloIndisponivel(
+            f"não consegui carregar o tokenizador da pasta '{nome}' "
+            f"({type(erro).__name__}).\nA pasta precisa dos arquivos do tokenizador "
+            "(tokenizer.json ou vocab.json e merges.txt, como save_pretrained() grava).") from None
+    dizer(f"Tokenizador carregado de {origem}.")
+    return tokenizador
+
+
 def carregar_gpt2(nome: str, margem: float = 1.3):
     """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
 
@@ -899,13 +970,7 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
     não é de um GPT-2 ou nome desconhecido: ModeloIndisponivel com o que fazer.
     margem: a memória que a lição precisa, em múltiplos do tamanho dos pesos.
     """
-    hub = _eh_hub(nome)
-    pasta = Path(nome)
-    if not hub and not pasta.is_dir():
-        raise ModeloIndisponivel(
-            f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
-            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
-            "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
+    hub, pasta = _conferir_nome(nome)
     if not hub:
         _conferir_pasta(nome, pasta)
     estimativa = estimar_memoria(nome)
@@ -921,37 +986,26 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
                 "Feche outros programas"
                 + (f" ou use um modelo menor, que caberia: --modelo {menor}." if menor
                    else "."))
-    dizer("(carregando o transformers...)")
-    try:
-        from transformers import AutoTokenizer, GPT2LMHeadModel
-        from transformers.utils import logging as hf_logging
-    except ImportError as erro:
-        raise ModeloIndisponivel(
-            f"o pacote transformers não está instalado ({erro}).\n"
-            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
-    hf_logging.set_verbosity_error()
+    transformers, hf_logging = _importar_transformers()
     hf_logging.disable_progress_bar()  # carregar do disco é rápido: sem barra
     origem = _id_no_hub(nome) if hub else str(pasta)
 
     def carregar(so_local: bool):
-        modelo, info = GPT2LMHeadModel.from_pretrained(
+        if not so_local:
+            hf_logging.enable_progress_bar()  # o download, sim, mostra o progresso
+        modelo, info = transformers.GPT2LMHeadModel.from_pretrained(
             origem, use_safetensors=True, trust_remote_code=False,
             local_files_only=so_local, output_loading_info=True)
         _conferir_pesos(nome, info)
-        tokenizador = AutoTokenizer.from_pretrained(
+        tokenizador = transformers.AutoTokenizer.from_pretrained(
             origem, local_files_only=so_local, trust_remote_code=False)
         return modelo, tokenizador
 
     inicio = time.perf_counter()
     try:
-        try:
-            modelo, tokenizador = carregar(so_local=True)
-        except OSError:
-            if not hub or _offline() or not _rede_disponivel():
-                raise
-            dizer(f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
-            hf_logging.enable_progress_bar()  # o download, sim, mostra o progresso
-            modelo, tokenizador = carregar(so_local=False)
+        modelo, tokenizador = _do_cache_ou_do_hub(
+            carregar, nome, hub,
+            f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
     except ModeloIndisponivel:
         raise
     except (OSError, ValueError) as erro:
@@ -1084,59 +1138,6 @@ def importar_licao(nome: str):
     sys.modules[modulo_nome] = modulo
     spec.loader.exec_module(modulo)
     return modulo
-
-
-# ---- acrescentado por l0102
-def carregar_tokenizador(nome: str):
-    """Só o tokenizador do GPT-2 (sem os pesos): do cache, de uma pasta ou do hub.
-
-    Como carregar_gpt2: primeiro o cache (sem rede); só baixa se faltar e houver
-    rede. Sem ele: ModeloIndisponivel com o que fazer. Os quatro tamanhos do
-    GPT-2 usam o mesmo tokenizador.
-    """
-    hub = _eh_hub(nome)
-    pasta = Path(nome)
-    if not hub and not pasta.is_dir():
-        raise ModeloIndisponivel(
-            f"não há pasta '{nome}', e esse não é um nome de GPT-2 que eu conheça.\n"
-            "Use --modelo gpt2 (ou gpt2-medium, gpt2-large, gpt2-xl) ou o caminho de "
-            "uma pasta salva com save_pretrained(); confira também a variável LAB_MODELO.")
-    dizer("(carregando o transformers...)")
-    try:
-        from transformers import AutoTokenizer
-        from transformers.utils import logging as hf_logging
-    except ImportError as erro:
-        raise ModeloIndisponivel(
-            f"o pacote transformers não está instalado ({erro}).\n"
-            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
-    hf_logging.set_verbosity_error()
-    origem = _id_no_hub(nome) if hub else str(pasta)
-
-    def carregar(so_local: bool):
-        return AutoTokenizer.from_pretrained(origem, local_files_only=so_local,
-                                             trust_remote_code=False)
-
-    try:
-        try:
-            tokenizador = carregar(so_local=True)
-        except OSError:
-            if not hub or _offline() or not _rede_disponivel():
-                raise
-            dizer(f"Baixando o tokenizador de '{nome}' (só na primeira vez)...")
-            tokenizador = carregar(so_local=False)
-    except Exception as erro:  # pasta sem os arquivos, cache incompleto, sem rede
-        if hub:
-            raise ModeloIndisponivel(
-                f"o tokenizador do GPT-2 '{nome}' não está no cache deste computador e "
-                "não há acesso ao Hugging Face agora.\nConecte-se à internet e rode "
-                "lab/00_check.py uma vez (ele baixa o modelo), ou aponte --modelo para "
-                "uma pasta com o modelo salvo.") from None
-        raise ModeloIndisponivel(
-            f"não consegui carregar o tokenizador da pasta '{nome}' "
-            f"({type(erro).__name__}).\nA pasta precisa dos arquivos do tokenizador "
-            "(tokenizer.json ou vocab.json e merges.txt, como save_pretrained() grava).") from None
-    dizer(f"Tokenizador carregado de {origem}.")
-    return tokenizador
 
 
 # ---- acrescentado por pausas: as pausas do --pausa, para o projetor
