@@ -29,6 +29,32 @@ def _tokens(texto: str) -> float:
     return valor
 
 
+def _quantidade(texto: str) -> float:
+    """'1e9', '1,5e9' ou '1000000000' -> float > 0 (para --seu-modelo N D)."""
+    import argparse
+
+    valor = _ler_numero(texto)
+    if valor is None or valor == 0 or valor > MAXIMO_TOKENS:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' não serve: use um número maior que 0 e até 1e30; "
+            "exemplo: --seu-modelo 1e9 100e9")
+    return valor
+
+
+def _dois_numeros():
+    """Ação do --seu-modelo: exatamente dois números, N e D (erro em português)."""
+    import argparse
+
+    class DoisNumeros(argparse.Action):
+        def __call__(self, parser, namespace, valores, opcao=None):
+            if len(valores) != 2:
+                raise argparse.ArgumentError(
+                    self, "dê dois números, N e D; exemplo: --seu-modelo 1e9 100e9")
+            setattr(namespace, self.dest, valores)
+
+    return DoisNumeros
+
+
 def _ler_numero(texto: str):
     """Número >= 0 e finito escrito com ponto ou vírgula decimal; None se não for."""
     texto = texto.strip().replace(" ", "").replace("_", "")
@@ -45,6 +71,10 @@ def _argumentos(parser):
     parser.add_argument("--tokens-inferencia", type=_tokens, default=1e13, metavar="TOKENS",
                         help="tokens que o modelo vai servir na vida útil, no experimento 5 "
                         "(padrão: 1e13)")
+    parser.add_argument("--seu-modelo", nargs="*", type=_quantidade, metavar="N D",
+                        action=_dois_numeros(),
+                        help="no experimento 2, põe na régua um modelo seu: N parâmetros "
+                        "e D tokens de treino (ex.: --seu-modelo 1e9 100e9)")
     parser.add_argument("--interativo", action="store_true",
                         help="no experimento 5, pergunta outros volumes de inferência "
                         "(Enter vazio encerra)")
@@ -229,6 +259,11 @@ def exp_regua(licao):
         linhas[nome] = (N, D, C)
         dizer(f"  {nome:<11} {ano:>4} {grande(N):>7} {grande(D):>7} {razao(D / N):>6} "
               f"{cientifico(C):>9} {cientifico(2 * N):>9}")
+    if licao.args.seu_modelo:                       # --seu-modelo N D (exercício 1)
+        N, D = licao.args.seu_modelo
+        dizer(f"  {'seu modelo':<11} {'-':>4} {grande(N):>7} {grande(D):>7} "
+              f"{razao(D / N):>6} {cientifico(custo_treino(N, D)):>9} "
+              f"{cientifico(2 * N):>9}")
     (Ng, Dg, Cg), (Nc, Dc, Cc), (Nl, Dl, Cl) = (linhas["Gopher"], linhas["Chinchilla"],
                                                 linhas["Llama 3 8B"])
     dizer(f"\nChinchilla contra Gopher: {num(Ng / Nc, 1)}x menos parâmetros, "
