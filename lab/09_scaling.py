@@ -29,6 +29,32 @@ def _tokens(texto: str) -> float:
     return valor
 
 
+def _quantidade(texto: str) -> float:
+    """'1e9', '1,5e9' ou '1000000000' -> float > 0 (para --seu-modelo N D)."""
+    import argparse
+
+    valor = _ler_numero(texto)
+    if valor is None or valor == 0 or valor > MAXIMO_TOKENS:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' não serve: use um número maior que 0 e até 1e30; "
+            "exemplo: --seu-modelo 1e9 100e9")
+    return valor
+
+
+def _dois_numeros():
+    """Ação do --seu-modelo: exatamente dois números, N e D (erro em português)."""
+    import argparse
+
+    class DoisNumeros(argparse.Action):
+        def __call__(self, parser, namespace, valores, opcao=None):
+            if len(valores) != 2:
+                raise argparse.ArgumentError(
+                    self, "dê dois números, N e D; exemplo: --seu-modelo 1e9 100e9")
+            setattr(namespace, self.dest, valores)
+
+    return DoisNumeros
+
+
 def _ler_numero(texto: str):
     """Número >= 0 e finito escrito com ponto ou vírgula decimal; None se não for."""
     texto = texto.strip().replace(" ", "").replace("_", "")
@@ -45,6 +71,10 @@ def _argumentos(parser):
     parser.add_argument("--tokens-inferencia", type=_tokens, default=1e13, metavar="TOKENS",
                         help="tokens que o modelo vai servir na vida útil, no experimento 5 "
                         "(padrão: 1e13)")
+    parser.add_argument("--seu-modelo", nargs="*", type=_quantidade, metavar="N D",
+                        action=_dois_numeros(),
+                        help="no experimento 2, põe na régua um modelo seu: N parâmetros "
+                        "e D tokens de treino (ex.: --seu-modelo 1e9 100e9)")
     parser.add_argument("--interativo", action="store_true",
                         help="no experimento 5, pergunta outros volumes de inferência "
                         "(Enter vazio encerra)")
@@ -184,6 +214,7 @@ def exp_flops(licao):
           f"LayerNorms\n({inteiro(N - matrizes - P * d)}). Por isso, com T = 1, "
           f"o forward dá {num(medidas[1][0] / N, 2)} N e não 2 N.\n")
 
+    licao.pausa("a fração da atenção, por T e por d")
     dizer("O termo que 6N deixa de fora: a parte da atenção (QK e AV) no forward de um")
     dizer("bloco, 4Td de 24d² + 4Td, ou seja T / (6d + T):")
     larguras = (768, 2048, 4096)
@@ -228,6 +259,11 @@ def exp_regua(licao):
         linhas[nome] = (N, D, C)
         dizer(f"  {nome:<11} {ano:>4} {grande(N):>7} {grande(D):>7} {razao(D / N):>6} "
               f"{cientifico(C):>9} {cientifico(2 * N):>9}")
+    if licao.args.seu_modelo:                       # --seu-modelo N D (exercício 1)
+        N, D = licao.args.seu_modelo
+        dizer(f"  {'seu modelo':<11} {'-':>4} {grande(N):>7} {grande(D):>7} "
+              f"{razao(D / N):>6} {cientifico(custo_treino(N, D)):>9} "
+              f"{cientifico(2 * N):>9}")
     (Ng, Dg, Cg), (Nc, Dc, Cc), (Nl, Dl, Cl) = (linhas["Gopher"], linhas["Chinchilla"],
                                                 linhas["Llama 3 8B"])
     dizer(f"\nChinchilla contra Gopher: {num(Ng / Nc, 1)}x menos parâmetros, "
@@ -325,6 +361,7 @@ def exp_kaplan_chinchilla(licao):
           f"{num(10 ** (1 - KAPLAN_EXPOENTE), 2)}x em D;\no reajuste põe "
           f"{num(10 ** a, 2)}x em N e {num(10 ** (1 - a), 2)}x em D "
           f"(expoentes {num(a, 3)} e {num(1 - a, 3)}).\n")
+    licao.pausa("a tabela 3 do Chinchilla e o reajuste")
     dizer("Tabela 3 do Chinchilla (abordagem 1) ao lado do reajuste no mesmo C:")
     dizer(f"  {'N da tabela':>11} {'FLOPs':>9} {'tokens':>7} {'D/N':>5} {'6ND/FLOPs':>10}   "
           f"{'N reajuste':>10}")
@@ -333,7 +370,9 @@ def exp_kaplan_chinchilla(licao):
         dizer(f"  {grande(N):>11} {cientifico(C):>9} {grande(D):>7} {num(D / N, 1):>5} "
               f"{num(6 * N * D / C, 3):>10}   {grande(nc):>10}")
     xs = [19 + i / 10 for i in range(71)]
-    dizer("\n" + common.grafico_ascii(
+    dizer()
+    licao.pausa("o N ótimo das duas leis, em ASCII")
+    dizer(common.grafico_ascii(
         {"Kaplan": [otimo_kaplan(10 ** x)[0] for x in xs],
          "Chinchilla (reajuste)": [REAJUSTE.otimo(10 ** x)[0] for x in xs]},
         xs, log_y=True, altura=12, rotulo_y="N ótimo (escala log)",
@@ -376,6 +415,7 @@ def exp_perda_ajustada(licao):
           "das abordagens 1 e 2\ndo próprio artigo; Besiroglu et al. reconstruíram os dados "
           "e mostraram que\naquele ajuste não os descreve. O reajuste dá "
           f"{grande(nr)} com {num(dr / nr, 1)} tokens\npor parâmetro.\n")
+    licao.pausa("o ótimo em cada orçamento")
     dizer("Ótimo em cada orçamento (seção áurea ao longo da curva de iso-FLOP):")
     dizer(f"  {'C (FLOPs)':>9} {'N ótimo':>9} {'D ótimo':>9} {'D/N':>6} {'perda':>7}")
     orcamentos = [10.0 ** e for e in range(19, 26)]
@@ -399,7 +439,9 @@ def exp_perda_ajustada(licao):
     for C in (1e20, 1e22, 1e24):
         ys = [r.perda(10 ** x, C / (6 * 10 ** x)) for x in xs]
         curvas[f"C = {cientifico(C, 0)}"] = [y if y < 3.2 else None for y in ys]
-    dizer("\n" + common.grafico_ascii(curvas, xs, altura=14, rotulo_y="perda L(N, C/6N)",
+    dizer()
+    licao.pausa("três curvas de iso-FLOP em ASCII")
+    dizer(common.grafico_ascii(curvas, xs, altura=14, rotulo_y="perda L(N, C/6N)",
                                       rotulo_x="log10 N (parâmetros)"))
     if not licao.quer_figuras:
         return
@@ -493,6 +535,7 @@ def exp_inferencia(licao):
     dizer(f"\nO Llama 3 8B seria o ótimo com {cientifico(demanda_que_torna_otimo(LLAMA3_8B[0], alvo))}"
           " tokens de inferência.\n")
     N0, _ = otimo_com_inferencia(alvo, Dinf)
+    licao.pausa("a varredura em N: o custo de errar")
     dizer(f"Varredura em N com {cientifico(Dinf)} tokens de inferência "
           "(--tokens-inferencia):")
     dizer(f"  {'N':>7} {'D treino':>9} {'D/N':>6} {'treino':>9} {'inferência':>10} "
@@ -517,7 +560,9 @@ def exp_inferencia(licao):
         ys = [custo_total(10 ** x, alvo, Di) / base for x in xs]
         rotulo = "sem inferência" if Di == 0 else f"{cientifico(Di)} de inferência"
         curvas[rotulo] = [y if y < 2.5 else None for y in ys]
-    dizer("\n" + common.grafico_ascii(curvas, xs, altura=12, rotulo_y="custo / custo mínimo",
+    dizer()
+    licao.pausa("o custo total em função de N, em ASCII")
+    dizer(common.grafico_ascii(curvas, xs, altura=12, rotulo_y="custo / custo mínimo",
                                       rotulo_x="log10 N (parâmetros)"))
     if licao.quer_figuras:                             # poupa o import do matplotlib
         _figura_inferencia(licao, alvo, xs)
@@ -625,6 +670,7 @@ def exp_dados_e_inferencia(licao):
           f"épocas passa de {num(teto, 0)} x {tera(ESTOQUE)} = {tera(teto * ESTOQUE)}.\n")
 
     p, k, medido = 0.159, 250, 0.56                 # Brown et al. 2024, SWE-bench Lite
+    licao.pausa("compute na inferência: k amostras")
     dizer("Compute na inferência: amostrar k respostas e verificar. Brown et al. (2024),\n"
           f"SWE-bench Lite: {pct(p)} com uma amostra, {pct(medido, 0)} com {k}, quando testes "
           "automáticos\napontam a certa. Se as amostras fossem independentes:")
@@ -641,5 +687,22 @@ def exp_dados_e_inferencia(licao):
 EXPERIMENTOS = {1: exp_flops, 2: exp_regua, 3: exp_kaplan_chinchilla,
                 4: exp_perda_ajustada, 5: exp_inferencia, 6: exp_dados_e_inferencia}
 
+FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"   # o título na apostila
+
+
+def fechar_curso():
+    """A última lição não tem "Próximo passo": fecha o curso e aponta para a apostila."""
+    dizer()
+    dizer(common.quebrar(
+        "Fim do curso. Da lição 00 à 09 você montou e mediu um Transformer por dentro: "
+        "tokens, embeddings, atenção, multicabeça, o bloco, o GPT-2 inteiro, a geração "
+        "com cache KV, o bloco moderno e, aqui, quanto custa escalá-lo."))
+    dizer(common.quebrar(
+        f"Para onde ir depois: apostilas/09_scaling.md, seção \"{FIM_DO_CURSO}\"."))
+
+
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    codigo = LICAO.rodar(EXPERIMENTOS)
+    if codigo != 130:                                   # Ctrl+C: só a linha de sempre
+        fechar_curso()
+    sys.exit(codigo)
