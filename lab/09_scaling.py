@@ -193,12 +193,14 @@ def exp_flops(licao):
     dizer("FLOPs por token contados pelo torch.utils.flop_counter.FlopCounterMode:")
     dizer(f"  {'T':>6} {'forward':>14} {'/ N':>6}   {'forward+backward':>17} {'/ N':>6}")
     medidas = {}
-    for T in (1, 128, P):
-        ida = flops_por_token(modelo, T, treino=False)
-        total = flops_por_token(modelo, T, treino=True)
-        medidas[T] = (ida, total)
-        dizer(f"  {inteiro(T):>6} {inteiro(ida):>14} {num(ida / N, 2):>6}   "
-              f"{inteiro(total):>17} {num(total / N, 2):>6}")
+    with common.Progresso(3, "contando FLOPs") as barra:
+        for T in (1, 128, P):
+            ida = flops_por_token(modelo, T, treino=False)
+            total = flops_por_token(modelo, T, treino=True)
+            medidas[T] = (ida, total)
+            barra.avancar()
+            dizer(f"  {inteiro(T):>6} {inteiro(ida):>14} {num(ida / N, 2):>6}   "
+                  f"{inteiro(total):>17} {num(total / N, 2):>6}")
     ida, total = medidas[P]                         # contexto cheio: T = 1.024
     dizer(f"\nbackward / forward = {num((total - ida) / ida, 2)}: a volta calcula dois produtos "
           "por matriz\n(o gradiente da entrada e o do peso), a ida calcula um.\n")
@@ -221,13 +223,15 @@ def exp_flops(licao):
     dizer(f"  {'contexto T':>10}" + "".join(f"{'d = ' + inteiro(x):>13}" for x in larguras))
     confere = 0
     contextos = (512, 2048, 8192, 32768, 131072)
-    for T in contextos:
-        partes = []
-        for dd in larguras:
-            medido = flops_bloco(dd, T)
-            confere += medido == 24 * T * dd * dd + 4 * T * T * dd
-            partes.append(4 * T * T * dd / medido)
-        dizer(f"  {inteiro(T):>10}" + "".join(f"{pct(p):>13}" for p in partes))
+    with common.Progresso(len(contextos) * len(larguras), "contando FLOPs") as barra:
+        for T in contextos:
+            partes = []
+            for dd in larguras:
+                medido = flops_bloco(dd, T)
+                confere += medido == 24 * T * dd * dd + 4 * T * T * dd
+                partes.append(4 * T * T * dd / medido)
+                barra.avancar()
+            dizer(f"  {inteiro(T):>10}" + "".join(f"{pct(p):>13}" for p in partes))
     dizer(f"Contagem = 24Td² + 4T²d em {confere} de {len(contextos) * len(larguras)} casos.")
     dizer("A atenção empata com o resto quando T = 6d: " +
           ", ".join(f"{inteiro(6 * x)} (d = {inteiro(x)})" for x in larguras[:-1]) +
