@@ -87,7 +87,7 @@ def argumentos(p):
                    metavar="{base,big}", help="tamanho do artigo de 2017 (padrão: base)")
     g.add_argument("--interativo", action="store_true",
                    help="muda os controles um a um, com a contagem redesenhada")
-    p.add_argument("--d", type=_inteiro_positivo("--d", 1, 1_000_000), default=4096,
+    p.add_argument("--d", type=_inteiro_positivo("--d", 1, 100_000), default=4096,
                    metavar="D", help="largura d na conta de parâmetros do SwiGLU "
                    "(experimento 5; padrão: 4096)")
     p.add_argument("--tokens", type=_inteiro_positivo("--tokens", 1, 100_000_000),
@@ -743,8 +743,8 @@ def exp_swiglu(licao):
     meta, perto = largura_swiglu(D, multiplo=256), round(8 * D / 3 / 256) * 256
     dizer(f"Arredondando ao múltiplo de 256 mais próximo, round(8d/3/256)·256, "
           + (f"também dá\n{inteiro(perto)} em d = {inteiro(D)}." if perto == meta else
-             f"dá\n{inteiro(perto)} em d = {inteiro(D)}, e não os {inteiro(meta)} da regra da "
-             "Meta (que arredonda para cima)."))
+             f"dá\n{inteiro(perto)} em d = {inteiro(D)}; a regra da Meta, que arredonda para "
+             f"cima, dá {inteiro(meta)}."))
 
 
 # ============================================================ experimento 6
