@@ -54,6 +54,26 @@ def _escolha(opcoes):
     return validar
 
 
+def _inteiro_positivo(opcao, minimo, maximo):
+    """Um inteiro entre minimo e maximo; aceita o ponto de milhar ('128.000')."""
+    import argparse
+    import re
+
+    def validar(texto):
+        limpo = texto.strip()
+        if re.fullmatch(r"\d{1,3}(\.\d{3})+", limpo):
+            limpo = limpo.replace(".", "")
+        if not limpo.isdigit() or not minimo <= int(limpo) <= maximo:
+            raise argparse.ArgumentTypeError(
+                f"use um número inteiro de {minimo:_} a {maximo:_}".replace("_", ".")
+                + f" (você deu '{texto}'); exemplo: {opcao} {EXEMPLOS[opcao]}")
+        return int(limpo)
+    return validar
+
+
+EXEMPLOS = {"--d": "2048", "--tokens": "128000"}
+
+
 def argumentos(p):
     g = p.add_argument_group("os seis controles (experimento 1)")
     g.add_argument("--ano", type=_escolha(list(ANOS)), metavar="{2017,2019,2026}",
@@ -67,6 +87,12 @@ def argumentos(p):
                    metavar="{base,big}", help="tamanho do artigo de 2017 (padrão: base)")
     g.add_argument("--interativo", action="store_true",
                    help="muda os controles um a um, com a contagem redesenhada")
+    p.add_argument("--d", type=_inteiro_positivo("--d", 1, 100_000), default=4096,
+                   metavar="D", help="largura d na conta de parâmetros do SwiGLU "
+                   "(experimento 5; padrão: 4096)")
+    p.add_argument("--tokens", type=_inteiro_positivo("--tokens", 1, 100_000_000),
+                   default=8192, metavar="N", help="tokens de contexto na conta do cache KV "
+                   "(experimento 7; padrão: 8192)")
     p.add_argument("--rapido", action="store_true",
                    help="experimento 8 curto (80 passos em vez de 200)")
 
@@ -75,7 +101,7 @@ LICAO = common.Licao(
     "08", "O que mudou desde 2017",
     [
         (1, "Os seis controles: de 2017 a 2026", False),
-        (2, "O bloco pre-LN do capítulo em numpy, e a conta em d = 4096", False),
+        (2, "O bloco Pre-LN de hoje em numpy, e a conta em d = 4.096", False),
         (3, "O bloco moderno em PyTorch = LlamaDecoderLayer", False),
         (4, "RMSNorm contra LayerNorm", False),
         (5, "SwiGLU: a porta, a largura 8d/3 e o arredondamento", False),
@@ -373,7 +399,7 @@ def por_que_65m():
         hi = math.ceil((impresso + 0.5e6 - sem_emb) / tam["d"]) - 1
         faixas[nome] = (com, impresso, lo, hi)
     (b, _, blo, bhi), (g, _, glo, ghi) = faixas["base"], faixas["big"]
-    dizer(f"\nCom {inteiro(VOCAB_2017)} tokens: base {inteiro(b)} = {num(b / 1e6, 1)}M "
+    dizer(f"Com {inteiro(VOCAB_2017)} tokens: base {inteiro(b)} = {num(b / 1e6, 1)}M "
           f"(o artigo diz 65M);\nbig {inteiro(g)} = {num(g / 1e6, 1)}M (o artigo diz 213M).")
     dizer(f"Para o base arredondar para 65M, o vocabulário teria de ter de "
           f"{inteiro(blo)}\na {inteiro(bhi)} tokens; para o big dar 213M, de "
@@ -437,13 +463,15 @@ def exp_controles(licao):
           f"e\nalvo {tuple(alvo.shape)} -> logits {tuple(logits.shape)}; "
           f"todos finitos: {'sim' if torch.isfinite(logits).all() else 'NÃO'}.")
     if cfg == ANOS["2017"]:
+        dizer()
+        licao.pausa("por que o artigo diz 65M e 213M")
         por_que_65m()
 
 
 # ============================================================ experimento 2
 def bloco_numpy(x, pesos, h, h_kv, eps=1e-5):
-    """O bloco pre-LN do capítulo: RMSNorm (sem ganho), GQA causal, SwiGLU. Devolve a
-    saída e as formas de cada etapa."""
+    """Um bloco Pre-LN de hoje, pequeno o bastante para ler: RMSNorm (sem ganho), GQA
+    causal, SwiGLU. Devolve a saída e as formas de cada etapa."""
     n, d = x.shape
     dh = d // h
     Wq, Wk, Wv, Wo, W1, W3, W2 = pesos
@@ -511,7 +539,7 @@ def exp_numpy(licao):
     dizer(f"O mesmo bloco na classe BlocoConfiguravel (PyTorch): diferença máxima "
           f"{abaixo(dif, 1e-12)}.")
 
-    dizer("\nd = 4096, 32 cabeças de consulta, 8 de K/V, SwiGLU de largura "
+    dizer("\nd = 4.096, 32 cabeças de consulta, 8 de K/V, SwiGLU de largura "
           f"{inteiro(largura_swiglu(4096, multiplo=256))}:")
     attn, mlp, norma = parametros_bloco(4096, 32, 8, largura_swiglu(4096, multiplo=256))
     total = attn + mlp + norma
@@ -547,7 +575,7 @@ NOMES_LLAMA = {  # nosso nome -> nome no LlamaDecoderLayer do transformers
 
 
 def bloco_moderno(d, h, kv, largura):
-    """O bloco de 2026 da semente: pre-LN, RMSNorm, GQA, SwiGLU, sem vieses."""
+    """O bloco de 2026: Pre-LN, RMSNorm, GQA, SwiGLU, sem vieses."""
     return BlocoConfiguravel(d, h, kv, largura, norma="pre", tipo_norma="rmsnorm",
                              mlp="swiglu", vieses=False)
 
@@ -655,7 +683,7 @@ def exp_rmsnorm(licao):
     dizer(f"\nnn.LayerNorm(x) = nn.RMSNorm(x - média(x)): diferença {abaixo(dif, 1e-12)}."
           "\nA LayerNorm é uma RMSNorm precedida de uma centragem.")
     dizer("Tirar a centragem tira uma redução (a média) e o viés: a LayerNorm aprende\n"
-          f"2d números (ganho e viés), a RMSNorm d. Em d = 4096: "
+          f"2d números (ganho e viés), a RMSNorm d. Em d = 4.096: "
           f"{inteiro(sum(p.numel() for p in nn.LayerNorm(4096).parameters()))} contra "
           f"{inteiro(sum(p.numel() for p in nn.RMSNorm(4096).parameters()))}.")
 
@@ -690,9 +718,11 @@ def exp_swiglu(licao):
     dizer(f"A SiLU nunca desce abaixo de {num(minimo, 3)}: uma porta negativa inverte o sinal\n"
           f"do conteúdo, mas sempre o encolhe (no máximo a {pct(-minimo, 0)}).")
 
-    D = 4096
+    D = licao.args.d
     classico, exato = 2 * D * 4 * D, 3 * D * (8 * D / 3)
-    dizer(f"\nParâmetros em d = {inteiro(D)}:")
+    dizer()
+    licao.pausa(f"os parâmetros em d = {inteiro(D)} e a largura dos Llama")
+    dizer(f"Parâmetros em d = {inteiro(D)}:")
     dizer(f"  ReLU/GELU: 2 matrizes d × 4d        = 8d² = {inteiro(classico)}")
     dizer(f"  SwiGLU:    3 matrizes d × (8/3)d    = 8d² = {inteiro(round(exato))}")
     arred = 3 * D * largura_swiglu(D, multiplo=256)
@@ -710,9 +740,11 @@ def exp_swiglu(licao):
         dizer(f"  {modelo:<12} {inteiro(dd):>6} {inteiro(int(8 * dd / 3)):>10} "
               f"{num(mult, 1):>6} {inteiro(multiplo):>9} "
               f"{inteiro(largura_swiglu(dd, mult, multiplo)):>8}")
-    semente = round(8 * D / 3 / 256) * 256
-    dizer(f"A regra da semente, round(8d/3/256)·256, também dá {inteiro(semente)} em "
-          f"d = {inteiro(D)}.")
+    meta, perto = largura_swiglu(D, multiplo=256), round(8 * D / 3 / 256) * 256
+    dizer(f"Arredondando ao múltiplo de 256 mais próximo, round(8d/3/256)·256, "
+          + (f"também dá\n{inteiro(perto)} em d = {inteiro(D)}." if perto == meta else
+             f"dá\n{inteiro(perto)} em d = {inteiro(D)}; a regra da Meta, que arredonda para "
+             f"cima, dá {inteiro(meta)}."))
 
 
 # ============================================================ experimento 6
@@ -793,18 +825,20 @@ def exp_gqa(licao):
     dizer(f"enable_gqa=True = MHA com cada K/V repetido {h // kv} vezes: diferença "
           f"{abaixo(dif, 1e-6)}.\n")
 
-    camadas, H, DH, tokens = 32, 32, 128, 8192
+    camadas, H, DH, tokens = 32, 32, 128, licao.args.tokens
     dizer(f"Llama 3 8B: {camadas} camadas, {H} cabeças de consulta, d_h = {DH}; cache "
           f"em fp16\n(2 bytes) para {inteiro(tokens)} tokens:")
+    coluna = f"{inteiro(tokens)} tokens"
+    largura = max(13, len(coluna) + 1)
     dizer(f"  {'atenção':<8} {'K/V':>4} {'W_K+W_V, camada':>17} {'por token':>10} "
-          f"{'8.192 tokens':>13}")
+          f"{coluna:>{largura}}")
     for nome, n_kv in (("MHA", 32), ("GQA", 8), ("MQA", 1)):
         with torch.device("meta"):                 # as formas, sem gastar memória
             cache_k = torch.empty(camadas, 1, n_kv, tokens, DH, dtype=torch.float16)
         medido = 2 * cache_k.numel() * cache_k.element_size()       # K e V
         por_token = bytes_cache_kv(camadas, n_kv, DH, 1)
         dizer(f"  {nome:<8} {n_kv:>4} {inteiro(2 * 4096 * n_kv * DH):>17} "
-              f"{inteiro(por_token // 1024) + ' KiB':>10} {common.tamanho(medido):>13}")
+              f"{inteiro(por_token // 1024) + ' KiB':>10} {common.tamanho(medido):>{largura}}")
     dizer(f"\nCada conversa ativa guarda esse cache. Com GQA, {H // 8} vezes mais conversas\n"
           f"(ou contextos {H // 8} vezes mais longos) cabem na mesma memória que com MHA.")
 
@@ -892,7 +926,9 @@ def exp_aquecimento(licao):
     finally:
         torch.set_num_threads(threads)
     acaso = ACASO
-    dizer(f"\nPerda (média de 10 passos; o acaso é ln 16 = {num(acaso, 2)}):")
+    dizer()
+    licao.pausa("a perda das quatro corridas e o veredito")
+    dizer(f"Perda (média de 10 passos; o acaso é ln 16 = {num(acaso, 2)}):")
     nomes = list(curvas)
     dizer(f"  {'':>5} " + " ".join(f"{n.split(' ', 1)[0]:>10}" for n in nomes))
     dizer(f"  {'passo':>5} " + " ".join(f"{n.split(' ', 1)[1]:>10}" for n in nomes))
@@ -907,6 +943,7 @@ def exp_aquecimento(licao):
         dizer(f"  {nome:<20} {VEREDITOS[estado(finais[nome])]}")
     frase, titulo = conclusao(finais, semente)
     dizer(f"\n{frase}\n")
+    licao.pausa("as quatro curvas de perda num gráfico")
     xs = list(range(1, passos + 1))
     suaves = {curtos[n]: [sum(c[max(0, i - 4):i + 1]) / len(c[max(0, i - 4):i + 1])
                           for i in range(len(c))] for n, c in curvas.items()}
@@ -933,7 +970,7 @@ FAMILIAS = [  # família, exemplos, atenção, onde está hoje
     ("codificador-decodificador", "Transformer 2017, T5, BART", "bidirecional + causal",
      "nichos: tradução, fala (Whisper)"),
     ("só codificador", "BERT, RoBERTa", "bidirecional",
-     "embeddings, busca, reranking, classificação"),
+     "embeddings, busca e reordenação, classificação"),
     ("só decodificador", "GPT-2, GPT-3, Llama", "causal", "venceu: quase todo LLM"),
 ]
 

@@ -136,7 +136,7 @@ def test_bloco_numpy_formas_do_capitulo_e_llama_sem_rotacao():
     x = rng.normal(size=(n, d))
     y, formas = L.bloco_numpy(x, pesos, h, kv)
     assert [tuple(f_) for _, f_ in formas] == [(5, 8), (2, 5, 4), (2, 5, 4), (2, 5, 5),
-                                              (5, 8), (5, 21), (5, 8)]  # as do capítulo
+                                              (5, 8), (5, 21), (5, 8)]  # as do experimento 2
     # Oráculo: o LlamaDecoderLayer com rotação nula (cos = 1, sin = 0) e ganhos 1.
     config = LlamaConfig(hidden_size=d, num_attention_heads=h, num_key_value_heads=kv,
                          intermediate_size=f, rms_norm_eps=1e-5, attn_implementation="eager")
@@ -232,7 +232,7 @@ def test_largura_swiglu_da_as_larguras_publicadas():
     assert L.largura_swiglu(5120, 1.0, 256) == 13_824          # Llama 2 13B
     assert L.largura_swiglu(4096, 1.3, 1024) == 14_336         # Llama 3 8B
     assert L.largura_swiglu(8192, 1.3, 4096) == 28_672         # Llama 2 70B
-    assert round(8 * 4096 / 3 / 256) * 256 == 11_008           # a regra da semente
+    assert round(8 * 4096 / 3 / 256) * 256 == 11_008           # ao múltiplo mais próximo
 
 
 def test_swiglu_tem_os_parametros_do_mlp_4d_e_e_o_llama_mlp():
@@ -518,3 +518,135 @@ def test_linhas_citadas_pela_apostila_iguais_com_outros_kernels():
                 continue
             assert linha in saida[posicao:], f"muda com outros kernels ({args}): {linha!r}"
             posicao = saida.index(linha, posicao) + 1
+
+
+# ------------------------------------------------------------ respostas dos exercícios
+def respostas():
+    """O texto da seção de respostas da apostila (dentro do <details>)."""
+    texto = (RAIZ / "apostilas" / "08_since_2017.md").read_text(encoding="utf-8")
+    secao = texto.split("## Respostas dos exercícios", 1)[1].split("## Próxima lição", 1)[0]
+    assert "<details>" in secao and "</details>" in secao
+    return re.sub(r"\s+", " ", secao)            # as quebras de linha não contam
+
+
+def test_ordem_das_secoes_do_fim():
+    texto = (RAIZ / "apostilas" / "08_since_2017.md").read_text(encoding="utf-8")
+    titulos = re.findall(r"^## (.+)$", texto, re.M)
+    assert titulos[-4:] == ["10. Exercícios", "Notas para o professor",
+                            "Respostas dos exercícios", "Próxima lição"]
+
+
+def test_resposta_1_o_caminho_de_2017_a_2026():
+    """A tabela da resposta 1 tem o total e a diferença que o experimento 1 imprime em cada
+    passo, e as frases sobre qual troca mexe mais (e qual não mexe) seguem os números."""
+    t = dict(L.TAMANHOS["base"], nome="base")
+    base = L.contar_componentes(L.ANOS["2017"], t)["total"]
+    texto, cfg, passos = respostas(), dict(L.ANOS["2017"]), {}
+    anterior = base
+    for chave, valor in [("norma", "pre"), ("normalizador", "rmsnorm"), ("mlp", "swiglu"),
+                         ("posicoes", "rope"), ("atencao", "gqa"), ("vieses", "nao")]:
+        cfg[chave] = valor
+        total = L.contar_componentes(cfg, t)["total"]
+        dif = total - base
+        sinal = "+" if dif > 0 else "-" if dif < 0 else ""
+        linha = f"| `--{chave} {valor}` | {common.inteiro(total)} | {sinal}{common.inteiro(abs(dif))} |"
+        assert linha in texto, linha
+        passos[chave], anterior = total - anterior, total
+    assert cfg == L.ANOS["2026"]
+    maior = min(passos, key=passos.get)
+    assert maior == "atencao"
+    assert f"ela tira {common.inteiro(-passos['atencao'])} dos " \
+        f"{common.inteiro(base - total)} parâmetros" in texto
+    assert [c for c, p in passos.items() if p == 0] == ["posicoes"]
+    gelu = L.contar_componentes(dict(L.ANOS["2017"], mlp="gelu"), t)["total"]
+    assert gelu == base                                   # "--mlp gelu também não mexe"
+
+
+def test_resposta_2_mqa_a_mao():
+    d, dh = 512, 64
+    antes, mqa = 4 * (d * d + d), 2 * d * d + 2 * d * dh
+    t = dict(L.TAMANHOS["base"], nome="base")
+    g = L.contar_componentes(dict(L.ANOS["2026"], atencao="mqa"), t)
+    assert g["atenção"] == 18 * mqa and L.contar_componentes(L.ANOS["2017"], t)["atenção"] \
+        == 18 * antes
+    texto = respostas()
+    for n in (antes, mqa, 18 * antes, 18 * mqa):
+        assert common.inteiro(n) in texto
+    assert f"cai para {round(100 * mqa / antes)} %" in texto
+    assert f"encolhe {100 - round(100 * mqa / antes)} %" in texto
+
+
+def test_resposta_3_cache_de_128000_tokens():
+    gqa = L.bytes_cache_kv(32, 8, 128, 128_000)
+    assert gqa == 2 * 32 * 8 * 128 * 128_000 * 2 == 16_777_216_000
+    assert gqa / 2**30 == 15.625 and 4 * gqa / 2**30 == 62.5
+    pesos = 8_030_261_248 * 2 / 2**30                      # Llama 3 8B em fp16
+    texto = respostas()
+    assert "16.777.216.000 bytes, exatamente 15,625 GiB" in texto and "62,5 GiB" in texto
+    assert f"ocupam {common.num(pesos, 2)} GiB" in texto
+    assert gqa / 2**30 > pesos and 4 * gqa / 2**30 > 4 * pesos   # "passa do modelo inteiro"
+
+
+@pytest.mark.parametrize("d, largura, excesso", [(2048, 5632, "3,125 %"),
+                                                 (8192, 22016, "0,78 %")])
+def test_resposta_6_largura_e_excesso(d, largura, excesso):
+    assert L.largura_swiglu(d, multiplo=256) == largura
+    assert largura % 256 == 0 and largura - 256 < int(8 * d / 3) <= largura
+    swiglu, classico = 3 * d * largura, 8 * d * d
+    texto = respostas()
+    assert common.inteiro(int(8 * d / 3)) in texto
+    assert f"{common.inteiro(swiglu)} " in texto and common.inteiro(classico) in texto
+    assert f"excesso de {common.inteiro(swiglu - classico)} ({excesso}" in texto
+    casas = len(excesso.split(",")[1].split()[0])
+    assert common.num(100 * (swiglu / classico - 1), casas) == excesso.split()[0]
+
+
+def test_resposta_7_bert_com_alvos_fixos():
+    alvos = round(0.15 * 512)                                # 76,8 -> 77
+    assert alvos == 77
+    texto = respostas()
+    assert f"round(76,8) = {alvos} alvos" in texto
+    assert f"{alvos}/512 = {common.pct(alvos / 512, 2)}" in texto
+    assert f"um sinal a cada {common.num(512 / alvos, 2)} tokens" in texto
+    assert f"64 × {alvos} = {common.inteiro(64 * alvos)} previsões" in texto
+    assert f"{common.num(512 / alvos, 2)} vezes mais sinal" in texto
+
+
+def test_resposta_5_forma_completa_sementes_1_e_2():
+    """O que a resposta 5 afirma, treinando como o script (forma completa, 200 passos):
+    o mesmo veredito da semente 0, e o Post-LN com aquecimento abaixo do acaso já no passo
+    25 (entre 2,6 e 2,7) e abaixo de 2 no passo 50, antes do fim do aquecimento (100)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for semente in (1, 2):
+            curvas = {nome: L.treinar(pre, aq, semente, 200)
+                      for nome, pre, aq in zip(L.CORRIDAS, (False, False, True, True),
+                                               (0, 100, 0, 100))}
+            finais = {nome: L.final(c) for nome, c in curvas.items()}
+            assert [L.estado(finais[n]) for n in L.CORRIDAS] == \
+                ["parado", "aprendeu", "aprendeu", "aprendeu"], (semente, finais)
+            frase, _ = L.conclusao(finais, semente)
+            assert "só o Post-LN sem aquecimento\nfica parado" in frase
+            com = curvas["Post-LN com aquec."]
+            no_25, no_50 = sum(com[15:25]) / 10, sum(com[40:50]) / 10   # como a tabela
+            assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (semente, no_25, no_50)
+    finally:
+        torch.set_num_threads(threads)
+    assert "antes** do fim do aquecimento (passo 100)" in respostas()
+
+
+@pytest.mark.parametrize("opcao, valor", [("--tokens", "0"), ("--tokens", "dez"),
+                                          ("--tokens", "1,5"), ("--d", "-3"),
+                                          ("--d", "200000")])
+def test_tokens_e_d_errados_em_portugues(opcao, valor):
+    r = rodar_script(SCRIPT, "--so", "7", opcao, valor)
+    assert r.returncode == 2
+    assert "use um número inteiro de" in r.erros and f"exemplo: {opcao}" in r.erros
+    assert "Traceback" not in r.erros
+
+
+def test_tokens_aceita_ponto_de_milhar():
+    r = rodar_script(SCRIPT, "--so", "7", "--tokens", "128.000", "--sem-figuras")
+    assert r.returncode == 0, r.erros
+    assert "128.000 tokens" in r.saida and "15,62 GiB" in r.saida
