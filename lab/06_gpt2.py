@@ -244,6 +244,7 @@ def exp_caminho(licao):
     with torch.no_grad():
         etapas, logits = caminho(nosso, ids)
         direto = nosso(ids)
+    licao.pausa("as formas, etapa por etapa")
     dizer("Formas, sem o lote (n = tokens, d = largura, V = vocabulário):")
     for nome, t, nota in etapas:
         dizer(f"  {nome:<22}{forma(t) if t is not None else '':<12}{nota}".rstrip())
@@ -260,6 +261,7 @@ def exp_caminho(licao):
             continue
         dizer(f"  depois de {token(tok, ids[0, t]):<14} -> {token(tok, i[t]):<14} "
               f"{pct(float(p[t])):>7}")
+    licao.pausa("os 5 mais prováveis na última posição")
     dizer(f"\nA distribuição que interessa para gerar é a da última posição. "
           f"Os 5 mais\nprováveis depois de \"{texto}\":")
     p5, i5 = probs[-1].topk(5)
@@ -331,6 +333,7 @@ def exp_pesos(licao):
           "O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada,\n"
           "saída); nn.Linear guarda (saída, entrada): esses quatro entram como view\n"
           "transposta, .t(), que lê a mesma memória em outra ordem.\n")
+    licao.pausa("a tabela dos pesos, transformers x nosso GPT2")
     dizer(f"  {'peso':<23}{'transformers':<13}{'nosso GPT2':<13}no nosso")
     linhas = tabela_de_pesos(nosso, hf)
     for nome, t_hf, t_nosso, acao in linhas:
@@ -345,6 +348,7 @@ def exp_pesos(licao):
     dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes"
           f"\n(os do transformers: {common.tamanho(total)}). Dois modelos, uma cópia.")
     licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
+    licao.pausa("Q, K e V dentro do c_attn e a prova pelos logits")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
           f"{d} a {2 * d - 1} dão K e {2 * d} a {3 * d - 1} dão V; cada uma com {h} cabeças de "
           f"{d // h}.\nA AtencaoMultiCabeca da lição 04 corta na mesma ordem: split em Q, K e V,\n"
@@ -531,6 +535,7 @@ def exp_tamanhos(licao):
     dizer(f"Fora do 2N ficam Q x K e pesos x V da atenção: ~2 x L x n x d por token\n"
           f"(Kaplan et al., 2020); com o contexto cheio, n = {linhas[0]['posicoes']}, somam "
           f"+{pct(extra[0])} no gpt2\ne +{pct(extra[-1])} no gpt2-xl.")
+    licao.pausa("os números do artigo de 2019")
     v1 = vocabulario_gpt1()
     com_v1 = [common.parametros_gpt2(m["L"], m["d"], v1, m["posicoes"]) for m in linhas]
     artigo = [ARTIGO_MILHOES[m["nome"]] for m in linhas]
@@ -544,6 +549,7 @@ def exp_tamanhos(licao):
     dizer("Os quatro batem: o artigo parece ter contado com o vocabulário antigo." if batem
           else "Não batem: o vocabulário antigo não explica os números do artigo.")
 
+    licao.pausa("onde moram os parâmetros")
     dizer("\nOnde moram os parâmetros (E = embeddings, A = atenção, M = MLP):")
     largura_barra = 40
     for m in linhas:
@@ -651,6 +657,7 @@ def exp_maior(licao):
                else "nenhum cabe com folga.")))
     if nome in PEQUENO:
         return _como_ir_ao_maior(licao, carregado=False)
+    licao.pausa("o modelo escolhido: nosso GPT2 contra o transformers")
     dizer()
     dizer(common.quebrar(f"Modelo escolhido: {nome}"))
     nosso, hf, tok = modelos(licao)
