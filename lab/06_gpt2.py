@@ -532,8 +532,9 @@ def exp_tamanhos(licao):
     dizer("\nMemória = 4 bytes (fp32) ou 2 bytes (fp16) por parâmetro, só os pesos.\n"
           "FLOPs por token no forward ~ 2N: uma multiplicação e uma soma por peso.")
     extra = [m["L"] * m["posicoes"] * m["d"] / m["total"] for m in linhas]  # 2LnD / 2N
+    cheio = inteiro(linhas[0]["posicoes"])
     dizer(f"Fora do 2N ficam Q x K e pesos x V da atenção: ~2 x L x n x d por token\n"
-          f"(Kaplan et al., 2020); com o contexto cheio, n = {linhas[0]['posicoes']}, somam "
+          f"(Kaplan et al., 2020); com o contexto cheio, n = {cheio}, somam "
           f"+{pct(extra[0])} no gpt2\ne +{pct(extra[-1])} no gpt2-xl.")
     licao.pausa("os números do artigo de 2019")
     v1 = vocabulario_gpt1()
