@@ -101,8 +101,17 @@ def carregar_pesos(nosso: GPT2, hf) -> GPT2:
 
     Sem assign, load_state_dict copiaria os valores para dentro dos nossos tensores;
     com assign, o nosso parâmetro passa a ser o tensor (ou a view) do transformers.
-    strict=True: um nome que falte ou sobre é erro, não um peso aleatório esquecido."""
-    nosso.load_state_dict(pesos_para_o_nosso(hf), strict=True, assign=True)
+    strict=True: um nome que falte ou sobre é erro, não um peso aleatório esquecido.
+    Uma forma errada também é erro, dito aqui em português (o do PyTorch é longo)."""
+    pesos, formas = pesos_para_o_nosso(hf), nosso.state_dict()
+    erradas = [n for n, t in pesos.items() if n in formas and t.shape != formas[n].shape]
+    if erradas:
+        n = erradas[0]
+        raise ValueError(
+            f"forma errada em {len(erradas)} peso(s) (faltou transpor?);\n"
+            f"o primeiro, {n}, veio {tuple(pesos[n].shape)},\n"
+            f"e o nosso GPT2 espera {tuple(formas[n].shape)}.")
+    nosso.load_state_dict(pesos, strict=True, assign=True)
     return nosso
 
 
@@ -368,9 +377,11 @@ def exp_pesos(licao):
     dizer(f"Logits no texto \"{licao.args.texto}\" ({ids.shape[1]} tokens x "
           f"{cfg.vocab_size} do vocabulário;\nmaior |logit| = {num(escala, 2)}):")
     dizer(common.quebrar(f"max |nosso - transformers| {veredito(delta, escala)}", recuo=2))
-    dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
-          "  processador para processador: por isso aparece como limite, não como número)")
-    licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
+    if licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers"):
+        dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
+              "  processador para processador: por isso aparece como limite, não como número)")
+    else:
+        dizer("  (acima do limite não é arredondamento: algum peso entrou errado)")
     errado = delta_sem_transpor(nosso, hf, ids)
     dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
@@ -630,7 +641,7 @@ def _como_ir_ao_maior(licao, carregado):
 def crescimento(cfg) -> str:
     """Quantas vezes L, d e h cresceram em relação ao gpt2."""
     L0, d0, h0 = common.TAMANHOS_GPT2["gpt2"]
-    return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {cfg.n_embd} "
+    return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {inteiro(cfg.n_embd)} "
             f"({num(cfg.n_embd / d0, 2)}x), h = {cfg.n_head} ({num(cfg.n_head / h0, 2)}x);\n"
             "  a classe Bloco é a mesma.")
 
