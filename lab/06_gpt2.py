@@ -101,8 +101,17 @@ def carregar_pesos(nosso: GPT2, hf) -> GPT2:
 
     Sem assign, load_state_dict copiaria os valores para dentro dos nossos tensores;
     com assign, o nosso parâmetro passa a ser o tensor (ou a view) do transformers.
-    strict=True: um nome que falte ou sobre é erro, não um peso aleatório esquecido."""
-    nosso.load_state_dict(pesos_para_o_nosso(hf), strict=True, assign=True)
+    strict=True: um nome que falte ou sobre é erro, não um peso aleatório esquecido.
+    Uma forma errada também é erro, dito aqui em português (o do PyTorch é longo)."""
+    pesos, formas = pesos_para_o_nosso(hf), nosso.state_dict()
+    erradas = [n for n, t in pesos.items() if n in formas and t.shape != formas[n].shape]
+    if erradas:
+        n = erradas[0]
+        raise ValueError(
+            f"forma errada em {len(erradas)} peso(s) (faltou transpor?);\n"
+            f"o primeiro, {n}, veio {tuple(pesos[n].shape)},\n"
+            f"e o nosso GPT2 espera {tuple(formas[n].shape)}.")
+    nosso.load_state_dict(pesos, strict=True, assign=True)
     return nosso
 
 
@@ -244,6 +253,7 @@ def exp_caminho(licao):
     with torch.no_grad():
         etapas, logits = caminho(nosso, ids)
         direto = nosso(ids)
+    licao.pausa("as formas, etapa por etapa")
     dizer("Formas, sem o lote (n = tokens, d = largura, V = vocabulário):")
     for nome, t, nota in etapas:
         dizer(f"  {nome:<22}{forma(t) if t is not None else '':<12}{nota}".rstrip())
@@ -260,6 +270,7 @@ def exp_caminho(licao):
             continue
         dizer(f"  depois de {token(tok, ids[0, t]):<14} -> {token(tok, i[t]):<14} "
               f"{pct(float(p[t])):>7}")
+    licao.pausa("os 5 mais prováveis na última posição")
     dizer(f"\nA distribuição que interessa para gerar é a da última posição. "
           f"Os 5 mais\nprováveis depois de \"{texto}\":")
     p5, i5 = probs[-1].topk(5)
@@ -331,6 +342,7 @@ def exp_pesos(licao):
           "O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada,\n"
           "saída); nn.Linear guarda (saída, entrada): esses quatro entram como view\n"
           "transposta, .t(), que lê a mesma memória em outra ordem.\n")
+    licao.pausa("a tabela dos pesos, transformers x nosso GPT2")
     dizer(f"  {'peso':<23}{'transformers':<13}{'nosso GPT2':<13}no nosso")
     linhas = tabela_de_pesos(nosso, hf)
     for nome, t_hf, t_nosso, acao in linhas:
@@ -345,6 +357,7 @@ def exp_pesos(licao):
     dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes"
           f"\n(os do transformers: {common.tamanho(total)}). Dois modelos, uma cópia.")
     licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
+    licao.pausa("Q, K e V dentro do c_attn e a prova pelos logits")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
           f"{d} a {2 * d - 1} dão K e {2 * d} a {3 * d - 1} dão V; cada uma com {h} cabeças de "
           f"{d // h}.\nA AtencaoMultiCabeca da lição 04 corta na mesma ordem: split em Q, K e V,\n"
@@ -364,9 +377,11 @@ def exp_pesos(licao):
     dizer(f"Logits no texto \"{licao.args.texto}\" ({ids.shape[1]} tokens x "
           f"{cfg.vocab_size} do vocabulário;\nmaior |logit| = {num(escala, 2)}):")
     dizer(common.quebrar(f"max |nosso - transformers| {veredito(delta, escala)}", recuo=2))
-    dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
-          "  processador para processador: por isso aparece como limite, não como número)")
-    licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
+    if licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers"):
+        dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
+              "  processador para processador: por isso aparece como limite, não como número)")
+    else:
+        dizer("  (acima do limite não é arredondamento: algum peso entrou errado)")
     errado = delta_sem_transpor(nosso, hf, ids)
     dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
@@ -528,9 +543,11 @@ def exp_tamanhos(licao):
     dizer("\nMemória = 4 bytes (fp32) ou 2 bytes (fp16) por parâmetro, só os pesos.\n"
           "FLOPs por token no forward ~ 2N: uma multiplicação e uma soma por peso.")
     extra = [m["L"] * m["posicoes"] * m["d"] / m["total"] for m in linhas]  # 2LnD / 2N
+    cheio = inteiro(linhas[0]["posicoes"])
     dizer(f"Fora do 2N ficam Q x K e pesos x V da atenção: ~2 x L x n x d por token\n"
-          f"(Kaplan et al., 2020); com o contexto cheio, n = {linhas[0]['posicoes']}, somam "
+          f"(Kaplan et al., 2020); com o contexto cheio, n = {cheio}, somam "
           f"+{pct(extra[0])} no gpt2\ne +{pct(extra[-1])} no gpt2-xl.")
+    licao.pausa("os números do artigo de 2019")
     v1 = vocabulario_gpt1()
     com_v1 = [common.parametros_gpt2(m["L"], m["d"], v1, m["posicoes"]) for m in linhas]
     artigo = [ARTIGO_MILHOES[m["nome"]] for m in linhas]
@@ -544,6 +561,7 @@ def exp_tamanhos(licao):
     dizer("Os quatro batem: o artigo parece ter contado com o vocabulário antigo." if batem
           else "Não batem: o vocabulário antigo não explica os números do artigo.")
 
+    licao.pausa("onde moram os parâmetros")
     dizer("\nOnde moram os parâmetros (E = embeddings, A = atenção, M = MLP):")
     largura_barra = 40
     for m in linhas:
@@ -623,7 +641,7 @@ def _como_ir_ao_maior(licao, carregado):
 def crescimento(cfg) -> str:
     """Quantas vezes L, d e h cresceram em relação ao gpt2."""
     L0, d0, h0 = common.TAMANHOS_GPT2["gpt2"]
-    return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {cfg.n_embd} "
+    return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {inteiro(cfg.n_embd)} "
             f"({num(cfg.n_embd / d0, 2)}x), h = {cfg.n_head} ({num(cfg.n_head / h0, 2)}x);\n"
             "  a classe Bloco é a mesma.")
 
@@ -651,6 +669,7 @@ def exp_maior(licao):
                else "nenhum cabe com folga.")))
     if nome in PEQUENO:
         return _como_ir_ao_maior(licao, carregado=False)
+    licao.pausa("o modelo escolhido: nosso GPT2 contra o transformers")
     dizer()
     dizer(common.quebrar(f"Modelo escolhido: {nome}"))
     nosso, hf, tok = modelos(licao)
