@@ -51,6 +51,7 @@ INGLES = [
     "tokens, and so is the price of a call to a commercial model. Whoever writes in "
     "Portuguese pays more and fits less.",
 ]
+LINHAS_POR_TELA = 18  # linhas da tabela de tokens por tela do projetor (--pausa)
 IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
 CASOS = ["R$ 1.234.567,89", "14/03/2026", "2026-03-14", "3,14159", "12345678",
          " anticonstitucionalissimamente", "for i in range(10): print(i)"]
@@ -166,8 +167,11 @@ def exp_ida_e_volta(licao):
           f'{len(texto.encode("utf-8"))} bytes em UTF-8)\n')
     dizer(f"  {'#':>3} {'id':>6}  {'token':<14} bytes")
     for i, t in enumerate(ids):
+        if i and i % LINHAS_POR_TELA == 0:  # um texto com muitos tokens: a tabela em telas
+            licao.pausa(f"os tokens {i} a {min(i + LINHAS_POR_TELA, len(ids)) - 1}")
         pedaco = para_bytes(tok.convert_ids_to_tokens(t))
         dizer(f"  {i:>3} {t:>6}  {ver(pedaco):<14} {pedaco.hex(' ')}")
+    licao.pausa("a volta para o texto, o emoji e as letras acentuadas")
     volta = tok.decode(ids)
     igual = licao.verificar(volta == texto, "decode(encode(texto)) == texto")
     dizer(f"\n{len(ids)} tokens. De volta: \"{volta}\"")
@@ -208,6 +212,7 @@ def exp_bpe_a_mao(licao):
     simbolos = [BYTE_PARA_CHAR[b] for b in palavra.encode("utf-8")]
     passos = []
     fundir(simbolos, ranks, passos)
+    licao.pausa(f"as fusões de \"{palavra.strip()}\", passo a passo")
     dizer(f"Fusões de \"{palavra}\", passo a passo (posto = ordem de aprendizado):")
     dizer(f"  {'início':>12} {'|'.join(ver(para_bytes(s)) for s in simbolos)}")
     for posto, _par, atual in passos:
@@ -267,6 +272,7 @@ def exp_aprender_fusoes(licao):
     nova = "A girafa bebeu água fresca no zoológico."
     xs = [0, 10, 25, 50, 100, 150, 200]
     contagens = {f: [contar_tokens(f, fusoes[:k]) for k in xs] for f in (conhecida, nova)}
+    licao.pausa("quantos tokens duas frases gastam conforme as fusões entram")
     dizer("\nTokens de duas frases conforme as fusões entram: uma com palavras do corpo,")
     dizer("outra com palavras que o corpo não tem.")
     dizer(f"  {'fusões':>7} {'conhecida':>10} {'nova':>6}")
@@ -360,6 +366,7 @@ def exp_portugues(licao):
           f"e {inteiro(janela / por_palavra['português'])} em português. "
           "Numa API cobrada por token, a mesma resposta em\n"
           f"português custa {num(razao, 2)}x o preço em inglês.\n")
+    licao.pausa("números, datas, uma palavra longa e código")
     dizer("Números, datas, uma palavra longa e código:")
     for caso in CASOS:
         ids = tok.encode(caso)
