@@ -171,7 +171,7 @@ def exp_ida_e_volta(licao):
             licao.pausa(f"os tokens {i} a {min(i + LINHAS_POR_TELA, len(ids)) - 1}")
         pedaco = para_bytes(tok.convert_ids_to_tokens(t))
         dizer(f"  {i:>3} {t:>6}  {ver(pedaco):<14} {pedaco.hex(' ')}")
-    licao.pausa("a volta para o texto, o emoji e as letras acentuadas")
+    licao.pausa("a volta ao texto, o emoji e os acentos")
     volta = tok.decode(ids)
     igual = licao.verificar(volta == texto, "decode(encode(texto)) == texto")
     dizer(f"\n{len(ids)} tokens. De volta: \"{volta}\"")
@@ -272,7 +272,7 @@ def exp_aprender_fusoes(licao):
     nova = "A girafa bebeu água fresca no zoológico."
     xs = [0, 10, 25, 50, 100, 150, 200]
     contagens = {f: [contar_tokens(f, fusoes[:k]) for k in xs] for f in (conhecida, nova)}
-    licao.pausa("quantos tokens duas frases gastam conforme as fusões entram")
+    licao.pausa("os tokens de duas frases, fusão a fusão")
     dizer("\nTokens de duas frases conforme as fusões entram: uma com palavras do corpo,")
     dizer("outra com palavras que o corpo não tem.")
     dizer(f"  {'fusões':>7} {'conhecida':>10} {'nova':>6}")

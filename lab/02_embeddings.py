@@ -163,14 +163,14 @@ def exp_posicoes(licao):
     dizer("  " + "".join(f"{'k = ' + str(k):>9}" for k in desl))
     dizer("  " + "".join(f"{num(media_por_deslocamento(cos_wpe, k), 3):>9}" for k in desl))
     seno_p = L08.sinusoidal(P, d, torch.float64)
-    licao.pausa("os mapas de similaridade, wpe e senoidal lado a lado")
+    licao.pausa("os mapas de similaridade do wpe e da senoidal")
     dizer(f"\nMapas de similaridade (posição x posição, {P} x {P} reduzido a 16 x 32;\n"
           "' ' = -1, '=' = 0, '@' = 1):\n")
     dizer(f"  {'wpe aprendido':<34}{'senoidal de 2017'}")
     for a, b in zip(mapa_ascii(cos_wpe), mapa_ascii(cossenos_entre_linhas(seno_p))):
         dizer(f"  {a}  {b}")
     comps, fracoes = componentes_principais(wpe)
-    licao.pausa("as 3 componentes principais do wpe, contra a posição")
+    licao.pausa("as 3 componentes principais do wpe")
     dizer(f"\nComponentes principais do wpe: as 3 primeiras explicam "
           f"{', '.join(pct(f) for f in fracoes)}\nda variância.")
     xs = list(range(P))
