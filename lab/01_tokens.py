@@ -3,11 +3,59 @@
 O modelo não lê letras: lê números. O tokenizador corta o texto em pedaços
 (tokens) e troca cada um pelo seu número (id). Leia junto: apostilas/01_tokens.md.
 """
+import argparse
 import collections
 import json
 import sys
+from pathlib import Path
 
 import common
+
+IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
+FUSOES = 200
+
+
+def _fusoes(texto):
+    try:
+        n = int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um inteiro; exemplo: --fusoes 500") \
+            from None
+    if not 0 <= n <= 5000:
+        raise argparse.ArgumentTypeError(f"{texto}: use de 0 a 5.000 fusões")
+    return n
+
+
+def _arquivo(texto):
+    caminho = Path(texto)
+    if not caminho.is_file():
+        raise argparse.ArgumentTypeError(f"o arquivo '{texto}' não existe (confira o caminho)")
+    try:
+        conteudo = caminho.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError:
+        raise argparse.ArgumentTypeError(
+            f"'{texto}' não está em UTF-8; salve-o como UTF-8 e tente de novo") from None
+    if not conteudo:
+        raise argparse.ArgumentTypeError(f"o arquivo '{texto}' está vazio")
+    return [p.strip() for p in conteudo.split("\n\n") if p.strip()]
+
+
+def _argumentos(parser):
+    parser.add_argument("--texto", default=IDA_E_VOLTA, metavar='"FRASE"',
+                        help="a frase do experimento 1 (padrão: a da apostila)")
+    parser.add_argument("--ordem", choices=("aprendida", "inversa"), default="aprendida",
+                        help="experimento 2: aplicar as fusões na ordem em que foram "
+                        "aprendidas (o certo) ou na inversa, a mais recente primeiro")
+    parser.add_argument("--corpo", choices=("portugues", "ingles"), default="portugues",
+                        help="experimento 3: em que parágrafos da lição treinar o BPE")
+    parser.add_argument("--fusoes", type=_fusoes, default=FUSOES, metavar="N",
+                        help=f"experimento 3: quantas fusões aprender (padrão: {FUSOES})")
+    parser.add_argument("--pt", type=_arquivo, metavar="ARQUIVO",
+                        help="experimento 5: um texto seu em português (UTF-8; parágrafos "
+                        "separados por linha em branco)")
+    parser.add_argument("--en", type=_arquivo, metavar="ARQUIVO",
+                        help="experimento 5: a tradução dele para o inglês")
+
 
 LICAO = common.Licao(
     "01", "Texto, tokens e ids: o BPE do GPT-2",
@@ -20,6 +68,7 @@ LICAO = common.Licao(
         (6, "O vocabulário: 256 bytes, fusões e um token especial", True),
     ],
     proxima=("lab/02_embeddings.py", "apostilas/02_embeddings.md"),
+    argumentos=_argumentos,
 )
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha aparece antes do torch (o transformers o importa)
@@ -51,7 +100,7 @@ INGLES = [
     "tokens, and so is the price of a call to a commercial model. Whoever writes in "
     "Portuguese pays more and fits less.",
 ]
-IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
+LINHAS_POR_TELA = 18  # linhas da tabela de tokens por tela do projetor (--pausa)
 CASOS = ["R$ 1.234.567,89", "14/03/2026", "2026-03-14", "3,14159", "12345678",
          " anticonstitucionalissimamente", "for i in range(10): print(i)"]
 DIFICEIS = ["    x  =  1\n\n\tfim", "Não!  É?   Sim...", "日本語 e ☕", "don't we'll I'M"]
@@ -160,14 +209,17 @@ def fusoes_do_tokenizador(tok):
 # ============================================================ experimento 1
 def exp_ida_e_volta(licao):
     tok = tokenizador(licao)
-    texto = IDA_E_VOLTA
+    texto = licao.args.texto
     ids = tok.encode(texto)
     dizer(f'Texto: "{texto}"  ({len(texto)} caracteres, '
           f'{len(texto.encode("utf-8"))} bytes em UTF-8)\n')
     dizer(f"  {'#':>3} {'id':>6}  {'token':<14} bytes")
     for i, t in enumerate(ids):
+        if i and i % LINHAS_POR_TELA == 0:  # um texto com muitos tokens: a tabela em telas
+            licao.pausa(f"os tokens {i} a {min(i + LINHAS_POR_TELA, len(ids)) - 1}")
         pedaco = para_bytes(tok.convert_ids_to_tokens(t))
         dizer(f"  {i:>3} {t:>6}  {ver(pedaco):<14} {pedaco.hex(' ')}")
+    licao.pausa("a volta ao texto, o emoji e os acentos")
     volta = tok.decode(ids)
     igual = licao.verificar(volta == texto, "decode(encode(texto)) == texto")
     dizer(f"\n{len(ids)} tokens. De volta: \"{volta}\"")
@@ -175,10 +227,13 @@ def exp_ida_e_volta(licao):
     dizer("Um '·' é o espaço que vem grudado NA FRENTE de uma palavra.")
     quebrados = [t for t in ids if "\ufffd" in tok.decode([t])]
     emoji = "😀".encode("utf-8")
-    dizer(f"O emoji tem {len(emoji)} bytes ({emoji.hex(' ')}) e virou os tokens "
-          f"{', '.join(map(str, quebrados))}: nenhum\né um caractere inteiro. "
-          "Decodificado sozinho, cada um dá '\\ufffd' (o caractere\nde substituição); "
-          "só juntos voltam a ser o emoji.\n")
+    if texto != IDA_E_VOLTA:  # uma frase do aluno: quantos tokens são pedaços de caractere
+        dizer(f"Tokens que, sozinhos, não são um caractere inteiro: {len(quebrados)}.\n")
+    else:
+        dizer(f"O emoji tem {len(emoji)} bytes ({emoji.hex(' ')}) e virou os tokens "
+              f"{', '.join(map(str, quebrados))}: nenhum\né um caractere inteiro. "
+              "Decodificado sozinho, cada um dá '\\ufffd' (o caractere\nde substituição); "
+              "só juntos voltam a ser o emoji.\n")
     dizer("Letras acentuadas ocupam 2 bytes; às vezes o BPE as guarda inteiras, às vezes")
     dizer("não:")
     for palavra in (" ação", " corações", " última"):
@@ -193,6 +248,7 @@ def exp_ida_e_volta(licao):
 def exp_bpe_a_mao(licao):
     tok = tokenizador(licao)
     ranks, vocab = fusoes_do_tokenizador(tok), tok.get_vocab()
+    inversa = licao.args.ordem == "inversa"
     dizer(f"Do tokenizador carregado: {inteiro(len(ranks))} fusões (pares, em ordem de "
           f"aprendizado)\ne um vocabulário de {inteiro(len(vocab))} tokens.\n")
     exemplos = [b for b in range(256) if BYTE_PARA_CHAR[b] != chr(b)]
@@ -206,18 +262,28 @@ def exp_bpe_a_mao(licao):
     dizer(em_linhas([f"[{ver(p.encode('utf-8'))}]" for p in PADRAO.findall(frase)]) + "\n")
     palavra = " tokenização"
     simbolos = [BYTE_PARA_CHAR[b] for b in palavra.encode("utf-8")]
+    if inversa:  # o posto com o sinal trocado: a fusão mais recente passa na frente
+        ranks = {par: -posto for par, posto in ranks.items()}
+        dizer("--ordem inversa: as fusões vão da MAIS RECENTE para a mais antiga.\n")
     passos = []
     fundir(simbolos, ranks, passos)
+    licao.pausa(f"as fusões de \"{palavra.strip()}\", passo a passo")
     dizer(f"Fusões de \"{palavra}\", passo a passo (posto = ordem de aprendizado):")
     dizer(f"  {'início':>12} {'|'.join(ver(para_bytes(s)) for s in simbolos)}")
     for posto, _par, atual in passos:
-        dizer(f"  {'posto ' + inteiro(posto):>12} {'|'.join(ver(para_bytes(s)) for s in atual)}")
+        dizer(f"  {'posto ' + inteiro(abs(posto)):>12} {'|'.join(ver(para_bytes(s)) for s in atual)}")
     dizer()
     textos = [IDA_E_VOLTA, frase, *PORTUGUES, *INGLES, *CASOS, *DIFICEIS]
     iguais = sum(bpe(t, ranks, vocab) == tok.encode(t) for t in textos)
-    ok = licao.verificar(iguais == len(textos), "BPE à mão = tokenizador")
+    if inversa:  # aqui a diferença é o que o experimento quer mostrar: não é uma falha
+        ok = iguais == len(textos)
+    else:
+        ok = licao.verificar(iguais == len(textos), "BPE à mão = tokenizador")
     dizer(f"BPE à mão = tokenizador em {iguais} de {len(textos)} textos da lição: "
           f"{'idênticos' if ok else 'DIFERENTES'}.")
+    if inversa:
+        dizer("A ordem importa: " + ("com a ordem trocada os ids mudam." if not ok else
+                                     "nestes textos, a ordem trocada deu os mesmos ids."))
 
 
 # ============================================================ experimento 3
@@ -253,11 +319,17 @@ def contar_tokens(texto, fusoes):
 
 
 def exp_aprender_fusoes(licao):
-    corpo = "\n".join(PORTUGUES)
-    fusoes = treinar_bpe(corpo, 200)
-    dizer(f"Corpo de treino: os {len(PORTUGUES)} parágrafos em português da lição "
+    ingles = licao.args.corpo == "ingles"
+    paragrafos = INGLES if ingles else PORTUGUES
+    corpo = "\n".join(paragrafos)
+    fusoes = treinar_bpe(corpo, licao.args.fusoes)
+    dizer(f"Corpo de treino: os {len(paragrafos)} parágrafos em "
+          f"{'inglês' if ingles else 'português'} da lição "
           f"({len(corpo)} caracteres,\n{len(corpo.encode('utf-8'))} bytes). "
           f"Aprendendo {len(fusoes)} fusões do zero.\n")
+    if len(fusoes) < licao.args.fusoes:  # o corpo acabou: toda palavra já é um token
+        dizer(f"(Pedidas: {inteiro(licao.args.fusoes)}. Depois de {len(fusoes)}, cada palavra "
+              "do corpo já é um token só:\nnão sobra par vizinho para fundir.)\n")
     dizer("As 12 primeiras fusões (o par vizinho mais frequente em cada passo; num\n"
           "empate, o que aparece primeiro no texto):")
     for i, ((a, b), n) in enumerate(fusoes[:12]):
@@ -265,10 +337,16 @@ def exp_aprender_fusoes(licao):
               f"-> {ver(para_bytes(a + b)):<9} ({n} vezes)")
     conhecida = "O tokenizador troca cada pedaço pelo seu número."
     nova = "A girafa bebeu água fresca no zoológico."
-    xs = [0, 10, 25, 50, 100, 150, 200]
+    xs = [k for k in (0, 10, 25, 50, 100, 150, 200, 300, 500, 1000, 2000) if k < len(fusoes)]
+    xs.append(len(fusoes))                           # 200 fusões: 0, 10, ..., 150 e 200
     contagens = {f: [contar_tokens(f, fusoes[:k]) for k in xs] for f in (conhecida, nova)}
-    dizer("\nTokens de duas frases conforme as fusões entram: uma com palavras do corpo,")
-    dizer("outra com palavras que o corpo não tem.")
+    licao.pausa("os tokens de duas frases, fusão a fusão")
+    if ingles:
+        dizer("\nTokens de duas frases em português conforme as fusões entram. O corpo é\n"
+              "inglês: nem a \"conhecida\" (palavras dos parágrafos em português) está nele.")
+    else:
+        dizer("\nTokens de duas frases conforme as fusões entram: uma com palavras do corpo,")
+        dizer("outra com palavras que o corpo não tem.")
     dizer(f"  {'fusões':>7} {'conhecida':>10} {'nova':>6}")
     for i, k in enumerate(xs):
         dizer(f"  {k:>7} {contagens[conhecida][i]:>10} {contagens[nova][i]:>6}")
@@ -340,18 +418,25 @@ def medir(tok, textos):
 
 def exp_portugues(licao):
     tok = tokenizador(licao)
-    dizer("Os mesmos três parágrafos, em português e em inglês:\n")
+    portugues, ingles = licao.args.pt or PORTUGUES, licao.args.en or INGLES
+    if licao.args.pt or licao.args.en:
+        dizer("Os textos de --pt e --en (sem um deles, o da lição):\n")
+    else:
+        dizer("Os mesmos três parágrafos, em português e em inglês:\n")
     dizer(f"  {'língua':<10} {'caracteres':>10} {'palavras':>9} {'tokens':>7} "
           f"{'tokens/palavra':>15} {'caract./token':>14}")
     medidas = {}
-    for nome, textos in (("português", PORTUGUES), ("inglês", INGLES)):
+    for nome, textos in (("português", portugues), ("inglês", ingles)):
         c, p, t = medidas[nome] = medir(tok, textos)
-        dizer(f"  {nome:<10} {c:>10} {p:>9} {t:>7} {num(t / p, 2):>15} {num(c / t, 2):>14}")
+        dizer(f"  {nome:<10} {inteiro(c):>10} {inteiro(p):>9} {inteiro(t):>7} "
+              f"{num(t / p, 2):>15} {num(c / t, 2):>14}")
     razao = medidas["português"][2] / medidas["inglês"][2]
     por_palavra = {n: m[2] / m[1] for n, m in medidas.items()}
     dizer(f"\nRazão de tokens português/inglês: {num(razao, 2)} "
-          f"(o mesmo conteúdo custa {pct(razao - 1, 0)} a mais).")
-    for i, (pt, en) in enumerate(zip(PORTUGUES, INGLES)):
+          f"(o mesmo conteúdo custa {pct(abs(razao - 1), 0)} "
+          f"{'a mais' if razao >= 1 else 'a menos'}).")
+    pares = zip(portugues, ingles) if len(portugues) == len(ingles) else []
+    for i, (pt, en) in enumerate(pares):  # parágrafo a parágrafo, se os dois batem
         dizer(f"  parágrafo {i + 1}: {len(tok.encode(pt))} contra {len(tok.encode(en))} "
               f"tokens (razão {num(len(tok.encode(pt)) / len(tok.encode(en)), 2)})")
     janela = 1024
@@ -360,6 +445,7 @@ def exp_portugues(licao):
           f"e {inteiro(janela / por_palavra['português'])} em português. "
           "Numa API cobrada por token, a mesma resposta em\n"
           f"português custa {num(razao, 2)}x o preço em inglês.\n")
+    licao.pausa("números, datas, uma palavra longa e código")
     dizer("Números, datas, uma palavra longa e código:")
     for caso in CASOS:
         ids = tok.encode(caso)
@@ -368,10 +454,10 @@ def exp_portugues(licao):
     if not licao.quer_figuras:
         return
     fig, ax = common.figura(7, 4, margens=(0.75, 0.2, 0.55, 0.35))
-    posicoes = range(len(PORTUGUES))
-    ax.bar([x - 0.2 for x in posicoes], [len(tok.encode(t)) for t in PORTUGUES], 0.4,
+    posicoes = range(min(len(portugues), len(ingles)))
+    ax.bar([x - 0.2 for x in posicoes], [len(tok.encode(t)) for t in portugues], 0.4,
            label="português")
-    ax.bar([x + 0.2 for x in posicoes], [len(tok.encode(t)) for t in INGLES], 0.4,
+    ax.bar([x + 0.2 for x in posicoes], [len(tok.encode(t)) for t in ingles], 0.4,
            label="inglês")
     ax.set_xticks(list(posicoes), [f"parágrafo {i + 1}" for i in posicoes])
     ax.set(ylabel="tokens do GPT-2", title="O mesmo texto, duas línguas")

@@ -4,10 +4,32 @@ Cada id escolhe uma linha de uma tabela (wte), cada posição escolhe uma linha 
 outra (wpe), e a soma das duas é o vetor que entra no primeiro bloco. Leia junto:
 apostilas/02_embeddings.md.
 """
+import argparse
 import sys
 import time
 
 import common
+
+PALAVRAS = [" Paris", " seven", " 7", " January", " dog", " informação"]
+
+
+def _id(texto):
+    try:
+        i = int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um id; exemplo: --ids 5 5 5 7") \
+            from None
+    if not 0 <= i < 50257:
+        raise argparse.ArgumentTypeError(f"{texto}: um id do GPT-2 vai de 0 a 50.256")
+    return i
+
+
+def _argumentos(parser):
+    parser.add_argument("--ids", type=_id, nargs="+", metavar="ID",
+                        help="experimento 1: estes ids em vez de 8 sorteados (ex.: --ids 5 5 5 7)")
+    parser.add_argument("--palavras", nargs="+", default=PALAVRAS, metavar='" palavra"',
+                        help="experimento 2: as palavras cujos vizinhos procurar "
+                        "(o espaço na frente conta; padrão: as da apostila)")
 
 LICAO = common.Licao(
     "02", "Embeddings de token (wte) e de posição (wpe)",
@@ -20,6 +42,7 @@ LICAO = common.Licao(
         (6, "Os parâmetros do wte e do wpe", False),
     ],
     proxima=("lab/03_attention.py", "apostilas/03_attention.md"),
+    argumentos=_argumentos,
 )
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha aparece antes do torch
@@ -60,8 +83,13 @@ def exp_one_hot(licao):
     gerador = torch.Generator().manual_seed(licao.args.semente)
     tabela = torch.randn(V, d, generator=gerador) * 0.02      # (V, d), como o wte
     ids = torch.randint(0, V, (n,), generator=gerador)        # (n,)
+    escolhidos = licao.args.ids is not None
+    if escolhidos:  # os ids do aluno (a tabela é a mesma: sorteada antes)
+        ids = torch.tensor(licao.args.ids)                    # (n,)
+        n = len(ids)
     dizer(f"Uma tabela aleatória do tamanho do wte do GPT-2 (V = {inteiro(V)}, d = {d})\n"
-          f"e {n} ids sorteados. (A conta vale para qualquer tabela.)\n")
+          f"e {n} ids {'escolhidos (--ids)' if escolhidos else 'sorteados'}. "
+          "(A conta vale para qualquer tabela.)\n")
     linhas, one_hot, produto = consulta_e_one_hot(tabela, ids)
     dizer(f"  consulta:  tabela[ids]          {tuple(ids.shape)} -> {tuple(linhas.shape)}")
     dizer(f"  one-hot:   one_hot(ids) @ tabela  {tuple(one_hot.shape)} @ {tuple(tabela.shape)}"
@@ -88,12 +116,17 @@ def exp_one_hot(licao):
           f"linhas: só às dos\n{distintos} ids usados ({'confere' if ok else 'NÃO confere'}). "
           "Por isso nn.Embedding faz a consulta,\ne não o produto: o resultado e o "
           "gradiente são os mesmos, sem as contas\ncom zeros.")
+    if escolhidos:  # a soma: cada vez que um id aparece, a linha dele recebe mais 1
+        partes = []
+        for i in sorted(set(ids.tolist())):
+            linha = tabela.grad[i]                                # (d,)
+            iguais = bool((linha == linha[0]).all())
+            partes.append(f"id {i}: {num(float(linha[0]), 0) if iguais else 'variado'}")
+        dizer("\nGradiente de cada linha usada (o mesmo número nas "
+              f"{d} coordenadas):\n  " + ",  ".join(partes))
 
 
 # ============================================================ experimento 2
-PALAVRAS = [" Paris", " seven", " 7", " January", " dog", " informação"]
-
-
 def vizinhos(wte, i, k=5):
     """Os k tokens de maior similaridade de cosseno com o token i (fora ele mesmo)."""
     normalizada = wte / wte.norm(dim=1, keepdim=True)          # (V, d)
@@ -108,8 +141,13 @@ def exp_vizinhos(licao):
     wte = modelo.transformer.wte.weight.detach()                # (V, d)
     dizer(f"wte: {tuple(wte.shape)}. Para cada palavra, os 5 tokens cujas linhas têm a\n"
           "maior similaridade de cosseno com a dela (1 = mesma direção, 0 = ortogonais).\n")
-    for palavra in PALAVRAS:
+    for j, palavra in enumerate(licao.args.palavras):
+        if j and j % 10 == 0:  # muitas palavras: em telas de 10 (--pausa)
+            licao.pausa(f"as palavras {j + 1} em diante")
         ids = tok.encode(palavra)
+        if not ids:
+            dizer(f"  {palavra!r}: texto vazio, nenhum token")
+            continue
         nota = "" if len(ids) == 1 else f"  ({len(ids)} tokens; vizinhos do primeiro)"
         dizer(f"  {token(tok, ids[0])}{nota}")
         dizer("     " + "   ".join(f"{token(tok, j, 10)} {num(c, 2)}"
@@ -163,12 +201,14 @@ def exp_posicoes(licao):
     dizer("  " + "".join(f"{'k = ' + str(k):>9}" for k in desl))
     dizer("  " + "".join(f"{num(media_por_deslocamento(cos_wpe, k), 3):>9}" for k in desl))
     seno_p = L08.sinusoidal(P, d, torch.float64)
+    licao.pausa("os mapas de similaridade do wpe e da senoidal")
     dizer(f"\nMapas de similaridade (posição x posição, {P} x {P} reduzido a 16 x 32;\n"
           "' ' = -1, '=' = 0, '@' = 1):\n")
     dizer(f"  {'wpe aprendido':<34}{'senoidal de 2017'}")
     for a, b in zip(mapa_ascii(cos_wpe), mapa_ascii(cossenos_entre_linhas(seno_p))):
         dizer(f"  {a}  {b}")
     comps, fracoes = componentes_principais(wpe)
+    licao.pausa("as 3 componentes principais do wpe")
     dizer(f"\nComponentes principais do wpe: as 3 primeiras explicam "
           f"{', '.join(pct(f) for f in fracoes)}\nda variância.")
     xs = list(range(P))

@@ -8,6 +8,7 @@ aqui com o mesmo tokenizador.
 """
 from __future__ import annotations
 
+import collections
 import re
 import shlex
 
@@ -39,7 +40,7 @@ def pasta_real(tmp_path_factory):
 
 
 def test_ha_blocos_com_o_gpt2():
-    assert len(MARCA.findall(BRUTO)) == 5
+    assert len(MARCA.findall(BRUTO)) == 8  # 5 do laboratório + 3 das respostas
 
 
 @pytest.mark.parametrize("args, bloco", MARCA.findall(BRUTO),
@@ -126,3 +127,59 @@ def test_vocabulario_curiosidades(real):
     assert 0.6 < espaco / len(real) < 0.7
     diz("cerca de **dois terços** dos tokens começam com espaço")
     diz("**344 tokens não são UTF-8 válido sozinhos**")
+
+
+# ------------------------------------------------------------ respostas dos exercícios
+def test_resposta_numeros(real):
+    """Exercício 5: as contagens de 0 a 9.999, com o tokenizador real."""
+    tokens = {i: len(real.encode(str(i))) for i in range(10_000)}
+    quatro = collections.Counter(tokens[i] for i in range(1000, 10_000))
+    ate_999 = sum(tokens[i] == 1 for i in range(1000))
+    diz(f"dos 9.000 números de 1.000 a 9.999, só **{quatro[1]}** são um token só")
+    diz(f"{common.inteiro(quatro[2])} são dois tokens e {quatro[3]} são três")
+    diz(f"De 0 a 999, {ate_999} são um token")
+    assert set(quatro) == {1, 2, 3}
+    for exemplo in (1000, 1024, 1100, 1500):
+        assert tokens[exemplo] == 1
+    cortes = collections.Counter(
+        tuple(len(real.decode([t])) for t in real.encode(str(i)))
+        for i in range(1000, 10_000) if tokens[i] == 2)
+    diz(f"{common.inteiro(cortes[(2, 2)])} se partem em 2 + 2 algarismos, "
+        f"{common.inteiro(cortes[(1, 3)])} em 1 + 3 e {cortes[(3, 1)]} em 3 + 1")
+    assert tokens[2020] == 1
+    diz(f'"2021" é `{_pedacos(real, "2021")}`')
+    diz(f'"3141" é `{_pedacos(real, "3141")}`')
+
+
+def test_resposta_ordem_das_fusoes_na_copia(pasta_real, tmp_path):
+    """Exercício 3: a troca do enunciado, feita numa cópia, imprime o mesmo que
+    --ordem inversa (fusões passo a passo e contagem) e a autoverificação falha."""
+    import shutil
+    import subprocess
+    import sys
+
+    original = (RAIZ / "lab" / "01_tokens.py").read_text(encoding="utf-8")
+    troca = 'ranks.get(p, float("inf"))'
+    assert original.count(troca) == 1
+    diz(f'troque `{troca}` por `-ranks.get(p, -float("inf"))`')
+    copia = tmp_path / "meu_01.py"
+    copia.write_text(original.replace(troca, '-ranks.get(p, -float("inf"))'), encoding="utf-8")
+    shutil.copy(RAIZ / "lab" / "common.py", tmp_path / "common.py")
+    ambiente = {**__import__("conftest").ambiente_de_aluno({"PYTHONIOENCODING": "utf-8"})}
+    r = subprocess.run([sys.executable, str(copia), "--so", "2", "--sem-figuras",
+                        "--modelo", str(pasta_real)], capture_output=True, env=ambiente,
+                       timeout=240)
+    assert r.returncode == 1, r.stderr.decode("utf-8", "replace")
+    da_copia = r.stdout.decode("utf-8").splitlines()
+    assert any("FALHOU a autoverificação" in linha for linha in da_copia)
+    opcao = rodar_script("01_tokens.py", "--so", "2", "--ordem", "inversa", "--sem-figuras",
+                         "--modelo", str(pasta_real), env={"PYTHONIOENCODING": "utf-8"})
+    assert opcao.returncode == 0, opcao.erros
+    da_opcao = opcao.stdout.decode("utf-8").splitlines()
+
+    def miolo(linhas):
+        inicio = next(i for i, x in enumerate(linhas) if x.startswith("Fusões de"))
+        return linhas[inicio:linhas.index("", inicio + 1) + 2]
+
+    assert miolo(da_copia) == miolo(da_opcao)
+    assert "DIFERENTES" in miolo(da_opcao)[-1]

@@ -213,3 +213,20 @@ def test_pasta_sem_tokenizador(tmp_path):
     r = rodar_script("01_tokens.py", "--so", "4", env={"LAB_MODELO": str(tmp_path)})
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
     assert "não consegui carregar o tokenizador" in r.saida
+
+
+def test_pt_en_do_aluno(real, pasta_real, tmp_path):
+    """Exercício 4: --pt e --en trocam os textos do experimento 5; a razão impressa é a
+    do tokenizador real; um arquivo que não existe dá uma mensagem em português."""
+    pt = ["O servidor usa cache.", "O software roda."]
+    en = ["The server uses a cache.", "The software runs."]
+    (tmp_path / "pt.txt").write_text("\n\n".join(pt), encoding="utf-8")
+    (tmp_path / "en.txt").write_text("\n\n".join(en), encoding="utf-8")
+    r = rodar_script("01_tokens.py", "--so", "5", "--sem-figuras", "--modelo", str(pasta_real),
+                     "--pt", str(tmp_path / "pt.txt"), "--en", str(tmp_path / "en.txt"))
+    assert r.returncode == 0, r.erros
+    razao = len(real.encode("\n".join(pt))) / len(real.encode("\n".join(en)))
+    assert f"Razão de tokens português/inglês: {common.num(razao, 2)}" in r.saida
+    assert f"parágrafo 2: {len(real.encode(pt[1]))} contra {len(real.encode(en[1]))}" in r.saida
+    r = rodar_script("01_tokens.py", "--so", "5", "--pt", str(tmp_path / "nao.txt"))
+    assert r.returncode == 2 and "não existe" in r.erros and "Traceback" not in r.erros

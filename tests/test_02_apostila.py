@@ -76,3 +76,55 @@ def test_bloco_do_experimento_5(pasta):
     for linha in bloco.splitlines():
         if linha.strip():
             assert linha in saida, linha
+
+
+# ------------------------------------------------------------ respostas dos exercícios
+def test_resposta_sem_amarrar():
+    """Exercício 5: o GPT-2 pequeno com a cabeça de saída separada, contado pelo
+    transformers (tie_word_embeddings=False), contra o que a resposta diz."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+    import torch
+
+    with torch.device("meta"):
+        amarrado = GPT2LMHeadModel(GPT2Config())
+        solto = GPT2LMHeadModel(GPT2Config(tie_word_embeddings=False))
+    assert solto.lm_head.weight is not solto.transformer.wte.weight
+    n_amarrado = common.contar_parametros(amarrado)
+    n_solto = common.contar_parametros(solto)
+    cabeca = solto.lm_head.weight.numel()
+    assert n_solto == n_amarrado + cabeca
+    diz(f"{common.inteiro(n_amarrado)} + {common.inteiro(cabeca)} = "
+        f"**{common.inteiro(n_solto)}**, e a cabeça seria {common.pct(cabeca / n_solto)} dele")
+    soma_state_dict = sum(t.numel() for t in amarrado.state_dict().values())
+    assert soma_state_dict == n_solto  # a matriz amarrada aparece duas vezes no state_dict
+
+
+def test_resposta_tabela_senoidal():
+    """Exercício 4: o código da resposta, rodado como está, imprime o 0,973 que ela cita."""
+    import contextlib
+    import io
+
+    import torch
+
+    trecho = BRUTO[BRUTO.index("**4. A tabela senoidal.**"):]
+    codigo = re.search(r"```python\n(.*?)\n```", trecho, re.S).group(1)
+    saida = io.StringIO()
+    with contextlib.redirect_stdout(saida):
+        exec(codigo, {"torch": torch, "L08": common.importar_licao("08_since_2017")})
+    valores = [float(x) for x in saida.getvalue().split()]
+    assert len(valores) == 2 and abs(valores[0] - valores[1]) < 1e-12
+    assert common.num(valores[0], 3) == "0,973"
+    diz("As duas contas dão 0,973 (com três casas)")
+
+
+def test_resposta_gradiente_esparso():
+    """Exercício 1: nn.Embedding, um oráculo independente do one-hot do script."""
+    import torch
+
+    tabela = torch.nn.Embedding(50257, 768)
+    tabela(torch.tensor([5, 5, 5, 7])).sum().backward()
+    linhas = (tabela.weight.grad.abs().sum(dim=1) > 0).nonzero().flatten().tolist()
+    assert linhas == [5, 7]
+    assert torch.equal(tabela.weight.grad[5], torch.full((768,), 3.0))
+    assert torch.equal(tabela.weight.grad[7], torch.ones(768))
+    diz("O gradiente da linha 5 é 3 em cada coordenada e o da linha 7 é 1")
