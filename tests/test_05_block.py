@@ -184,7 +184,8 @@ def test_barra_conta_os_passos_pedidos(monkeypatch):
     monkeypatch.setattr(common, "Progresso", Barra)
     monkeypatch.setattr(common, "dizer", lambda *_: None)
     monkeypatch.setattr(L05, "dizer", lambda *_: None)
-    args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3)
+    args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3, aquecimento=0,
+                                 inicializacao="pytorch")
     L05.exp_pre_post(types.SimpleNamespace(args=args, quer_figuras=False,
                                           pausa=lambda *_: None))
     assert registro["total"] == registro["avancos"] == 2 * (3 + 1) + 2
