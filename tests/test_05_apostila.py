@@ -159,8 +159,8 @@ def test_taxa_menor_colapsa_na_maioria_mas_nao_em_todas(taxa_menor):
     assert "colapsou;" in L05.frase_gradiente("Post-LN", g[0])   # a maioria colapsa
     assert "não colapsou" in L05.frase_gradiente("Post-LN", g[4])  # a semente 4, não
     assert 10 < L05.quedas(g[4])[1] < 100
-    diz("Com uma taxa menor, 1e-3, o\ncolapso ainda acontece na maioria das sementes, mas não em "
-        "todas, dentro de 40 passos.")
+    diz("Com uma taxa menor, 1e-3, o\ncolapso ainda acontece na maioria das sementes "
+        "(*seeds*), mas não em todas, dentro de 40 passos.")
     diz("com a semente 4, o gradiente encolhe dezenas de vezes, mas não 100")
 
 
