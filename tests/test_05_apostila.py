@@ -276,11 +276,11 @@ def test_exercicio_3_semente_1(um_thread):
 def test_exercicio_4_a_mao():
     d, V, P, L = 1600, 50257, 1024, 48
     bloco = 12 * d * d + 13 * d
-    partes = {"12d^2": 12 * d * d, "13d": 13 * d}
-    resposta(f"$12d^2 = {common.inteiro(partes['12d^2'])}$ e $13d = {common.inteiro(partes['13d'])}$")
+    resposta(f"$12d^2 = {common.inteiro(12 * d * d)}$ e $13d = {common.inteiro(13 * d)}$")
     resposta(f"`wte` = 50.257 × 1.600 = {common.inteiro(V * d)}")
     resposta(f"`wpe` = 1.024 × 1.600 = {common.inteiro(P * d)}")
-    resposta(f"48 blocos = {common.inteiro(L * bloco)}; `ln_f` = 2 × 1.600 = {common.inteiro(2 * d)}")
+    resposta(f"48 blocos = {common.inteiro(L * bloco)}; "
+             f"`ln_f` = 2 × 1.600 = {common.inteiro(2 * d)}")
     total = V * d + P * d + L * bloco + 2 * d
     assert total == 1_557_611_200  # FACTS.md
     resposta(f"**{common.inteiro(bloco)}** parâmetros")

@@ -206,6 +206,10 @@ def test_passos_e_taxa_pela_linha_de_comando():
     for ruim in ("0", "2", "abc", "nan"):
         r = rodar_script("05_block.py", "--taxa", ruim)
         assert r.returncode == 2 and "Traceback" not in r.erros and "--taxa" in r.erros
+    for opcao, ruim in (("--aquecimento", "-1"), ("--aquecimento", "x"),
+                        ("--inicializacao", "xavier")):
+        r = rodar_script("05_block.py", opcao, ruim)
+        assert r.returncode == 2 and "Traceback" not in r.erros and opcao in r.erros
 
 
 def test_ctrl_c_no_treino_para_ja():
