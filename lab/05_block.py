@@ -12,6 +12,7 @@ import common
 # Experimento 2: os padrões de --passos e --taxa (o exercício 2 da apostila os muda).
 PASSOS = 20      # passos de treino
 TAXA = 3e-3      # taxa de aprendizado do Adam (sem aquecimento)
+INICIOS = ("pytorch", "gpt2")  # --inicializacao: a padrão do PyTorch ou a do GPT-2 (exercício 3)
 
 
 def _passos(texto):
@@ -35,11 +36,27 @@ def _taxa(texto):
     return x
 
 
+def _aquecimento(texto):
+    try:
+        n = int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{texto}: use 0 (sem aquecimento) ou mais passos")
+    return n
+
+
 def _argumentos(parser):
     parser.add_argument("--passos", type=_passos, default=PASSOS, metavar="N",
                         help=f"passos de treino do experimento 2 (padrão: {PASSOS})")
     parser.add_argument("--taxa", type=_taxa, default=TAXA, metavar="X",
                         help="taxa de aprendizado do experimento 2 (padrão: 3e-3)")
+    parser.add_argument("--aquecimento", type=_aquecimento, default=0, metavar="N",
+                        help="passos de aquecimento da taxa no experimento 2 (padrão: 0, "
+                             "sem aquecimento; veja o exercício 2)")
+    parser.add_argument("--inicializacao", choices=INICIOS, default="pytorch",
+                        help="pesos iniciais das pilhas do experimento 2 (padrão: pytorch; "
+                             "gpt2 é a do exercício 3)")
 
 
 LICAO = common.Licao(
@@ -157,7 +174,7 @@ def exp_formas(licao):
 class Pilha(nn.Module):
     """Embeddings + L blocos + cabeça de saída: o mínimo para uma perda honesta."""
 
-    def __init__(self, camadas, d, h, vocab, posicoes, pre_ln):
+    def __init__(self, camadas, d, h, vocab, posicoes, pre_ln, inicializacao="pytorch"):
         super().__init__()
         self.wte = nn.Embedding(vocab, d)
         self.wpe = nn.Embedding(posicoes, d)
@@ -166,6 +183,14 @@ class Pilha(nn.Module):
         self.cabeca = nn.Linear(d, vocab, bias=False)
         # Pesos com a inicialização padrão do PyTorch, como num Transformer de 2017
         # (o GPT-2 usa outra, N(0; 0,02): veja o exercício 3 da apostila).
+        if inicializacao == "gpt2":  # --inicializacao gpt2: o código do exercício 3
+            for nome, p in self.named_parameters():
+                if p.dim() == 2:                       # pesos das lineares e dos embeddings
+                    std = 0.02 / math.sqrt(2 * camadas) if nome.endswith("c_proj.weight") \
+                        else 0.02
+                    nn.init.normal_(p, 0.0, std)
+                elif nome.endswith("bias"):            # vieses (os dos LayerNorm já são 0)
+                    nn.init.zeros_(p)
 
     def forward(self, ids):
         T = ids.shape[1]
@@ -188,9 +213,10 @@ def norma_grad(modulo) -> float:
                          if p.grad is not None))
 
 
-def nova_pilha(pre_ln, semente, camadas=40, d=32, h=4):
+def nova_pilha(pre_ln, semente, camadas=40, d=32, h=4, inicializacao="pytorch"):
     torch.manual_seed(semente)
-    return Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln)
+    return Pilha(camadas, d, h, vocab=16, posicoes=12, pre_ln=pre_ln,
+                 inicializacao=inicializacao)
 
 
 # Os limiares dos veredictos: as frases do resumo se escolhem por eles.
@@ -200,10 +226,11 @@ ACASO = math.log(16)  # perda de chutar ao acaso entre 16 tokens
 
 
 def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA, barra=None,
-                  modelo=None):
-    """Treina sem aquecimento; devolve (perfil no início, grad. da camada 1, perdas)."""
+                  modelo=None, aquecimento=0, inicializacao="pytorch"):
+    """Treina (sem aquecimento, se aquecimento=0); devolve (perfil no início, grad. da
+    camada 1, perdas). Com aquecimento=N, a taxa sobe de lr/N a lr nos N primeiros passos."""
     if modelo is None:
-        modelo = nova_pilha(pre_ln, semente, camadas, d, h)
+        modelo = nova_pilha(pre_ln, semente, camadas, d, h, inicializacao)
     otimizador = common.Adam(modelo.parameters(), lr=lr)
     gerador = torch.Generator().manual_seed(semente + 1000)
     perfil, grad1, perdas = [], [], []
@@ -217,18 +244,22 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
         grad1.append(norma_grad(modelo.h[0]))
         perdas.append(perda.item())
         if passo < passos:
+            if aquecimento:  # o que o exercício 2 escreve, com 10 no lugar de aquecimento
+                otimizador.lr = lr * min(1, (passo + 1) / aquecimento)
             otimizador.step()
         if barra:
             barra.avancar()
     return perfil, grad1, perdas
 
 
-def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA):
+def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA, aquecimento=0,
+                    inicializacao="pytorch"):
     """Pre-LN e depois Post-LN, cada uma com seus pesos e seu gerador de lotes.
 
     Uma depois da outra, na thread principal: Ctrl+C para na hora (com duas threads de
     treino, o torch às vezes aborta o processo ao sair)."""
-    return tuple(treinar_pilha(pre_ln, semente, passos=passos, lr=lr, barra=barra)
+    return tuple(treinar_pilha(pre_ln, semente, passos=passos, lr=lr, barra=barra,
+                               aquecimento=aquecimento, inicializacao=inicializacao)
                  for pre_ln in (True, False))
 
 
@@ -308,19 +339,24 @@ def frase_profundidade(razao, L1, L2):
 
 def exp_pre_post(licao):
     semente, passos, taxa = licao.args.semente, licao.args.passos, licao.args.taxa
+    aquecimento, inicio = licao.args.aquecimento, licao.args.inicializacao
+    com_aquecimento = (f"aquecimento de {aquecimento} passo{'s' if aquecimento > 1 else ''}"
+                       if aquecimento else "SEM aquecimento")
     dizer("40 blocos, d = 32, 4 cabeças, FFN 128, GELU, causal; tarefa: prever o\n"
           "token anterior (vocabulário 16, 12 posições, lote 16). Perda: entropia\n"
-          f"cruzada pela cabeça de saída. Adam, taxa {taxa_legivel(taxa)}, SEM aquecimento;\n"
-          f"{passos} passos de treino.\n")
+          f"cruzada pela cabeça de saída. Adam, taxa {taxa_legivel(taxa)}, {com_aquecimento};\n"
+          f"{passos} passos de treino"
+          + ("; pesos iniciais do GPT-2 (exercício 3)" if inicio == "gpt2" else "") + ".\n")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
         with common.Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
-            pre, pos = treinar_as_duas(semente, barra, passos, taxa)
+            pre, pos = treinar_as_duas(semente, barra, passos, taxa, aquecimento, inicio)
             # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
             raso = {}
             for pre_ln in (True, False):
-                raso[pre_ln] = treinar_pilha(pre_ln, semente, passos=0, camadas=10)[0][-1]
+                raso[pre_ln] = treinar_pilha(pre_ln, semente, passos=0, camadas=10,
+                                             inicializacao=inicio)[0][-1]
                 barra.avancar()
     finally:
         torch.set_num_threads(threads)
@@ -365,7 +401,8 @@ def exp_pre_post(licao):
     ax1.set(title="No início: gradiente por bloco", xlabel="bloco", ylabel="norma do gradiente")
     ax2.plot(xs, pre[1], label="Pre-LN")
     ax2.plot(xs, pos[1], label="Post-LN")
-    ax2.set(title="Treinando sem aquecimento: bloco 1", xlabel="passo", ylabel="norma do gradiente")
+    ax2.set(title=f"Treinando {'com' if aquecimento else 'sem'} aquecimento: bloco 1",
+            xlabel="passo", ylabel="norma do gradiente")
     common.escala_log(ax1, ax2)
     common.eixos_inteiros(ax1, ax2)
     for ax in (ax1, ax2):

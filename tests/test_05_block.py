@@ -184,7 +184,8 @@ def test_barra_conta_os_passos_pedidos(monkeypatch):
     monkeypatch.setattr(common, "Progresso", Barra)
     monkeypatch.setattr(common, "dizer", lambda *_: None)
     monkeypatch.setattr(L05, "dizer", lambda *_: None)
-    args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3)
+    args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3, aquecimento=0,
+                                 inicializacao="pytorch")
     L05.exp_pre_post(types.SimpleNamespace(args=args, quer_figuras=False,
                                           pausa=lambda *_: None))
     assert registro["total"] == registro["avancos"] == 2 * (3 + 1) + 2
@@ -205,6 +206,10 @@ def test_passos_e_taxa_pela_linha_de_comando():
     for ruim in ("0", "2", "abc", "nan"):
         r = rodar_script("05_block.py", "--taxa", ruim)
         assert r.returncode == 2 and "Traceback" not in r.erros and "--taxa" in r.erros
+    for opcao, ruim in (("--aquecimento", "-1"), ("--aquecimento", "x"),
+                        ("--inicializacao", "xavier")):
+        r = rodar_script("05_block.py", opcao, ruim)
+        assert r.returncode == 2 and "Traceback" not in r.erros and opcao in r.erros
 
 
 def test_ctrl_c_no_treino_para_ja():
