@@ -238,6 +238,7 @@ def exp_laco(licao):
             dizer("    ...")
     nossos = [int(sai) for _, sai, _ in linhas]
     dizer("\n" + common.quebrar(repr(texto_de(tok, ids[0].tolist() + nossos)), recuo=2))
+    licao.pausa("o generate() do transformers e o tempo")
     inicio = time.perf_counter()
     deles = generate_deles(hf, ids, NOVOS)[0, T:].tolist()
     t_deles = time.perf_counter() - inicio
@@ -280,6 +281,7 @@ def exp_temperatura(licao):
     tabela_entropias(logits, (0.01, 0.5, 1.0, 2.0, 10.0, 100.0))
     dizer(f"Limites: T -> 0 dá o argmax (entropia 0, a gulosa); T -> infinito dá a\n"
           f"uniforme: entropia ln {len(nomes)} = {num(math.log(len(nomes)), 3)} nats.")
+    licao.pausa("a mesma tabela no modelo carregado")
     dizer()
     nosso, hf, tok, ids = preparar(licao, reserva=0)
     with torch.no_grad():
@@ -321,7 +323,7 @@ def exp_cortes(licao):
     dizer(f"\nA ordem importa. T = 0,5 e depois top-p 0,9: ficam {antes}. top-p 0,9 e "
           f"depois\nT = 0,5: ficam {depois} (a temperatura não muda quem já passou no corte).")
     dizer("generate() do transformers: temperatura primeiro, depois top-k, depois top-p.")
-
+    licao.pausa(f"{PASSOS_CORTE} passos sorteados no modelo carregado")
     dizer()
     nosso, hf, tok, ids = preparar(licao)
     dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9). Quantos "
@@ -555,6 +557,7 @@ def exp_causalidade(licao):
     ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0]),
                          "cache causal = recalculado")
     velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not L06.confere(x, 1.0)]
+    licao.pausa("o veredito: causal e sem máscara")
     dizer("\nCausal: o cache " + ("é a conta certa" if ok else "NÃO confere") + ".\nSem "
           "máscara, " + (f"o K guardado fica velho a partir da camada {velhos[0]}:\n"
                          if velhos else "nada ficou velho aqui:\n")
