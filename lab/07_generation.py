@@ -49,6 +49,13 @@ def _argumentos(parser):
                                                 "use um número maior que 0 e até 1"),
                         default=0.9, metavar="P", help="top-p do experimento 4 "
                         "(padrão: 0,9; 1 = desligado)")
+    parser.add_argument("--fp16", action="store_true",
+                        help="a tabela do experimento 6 em float16 (2 bytes por número; "
+                        "padrão: fp32, 4 bytes)")
+    parser.add_argument("--conversas", type=_numero(int, lambda n: 1 <= n <= 1000,
+                                                    "use um inteiro de 1 a 1.000"),
+                        default=8, metavar="N", help="conversas ao mesmo tempo no gpt2-xl, "
+                        "no experimento 6 (padrão: 8)")
 
 
 LICAO = common.Licao(
@@ -369,12 +376,16 @@ def exp_semente(licao):
             de_novo = saida if s in textos else None
             textos.setdefault(s, saida)
             progresso.avancar()
-    for s, ids_s in textos.items():
-        dizer(f"  semente {s}:")
+    gulosa = gerar(nosso, ids, NOVOS_SORTEIO, cabecas)[0, T:].tolist()
+    for rotulo, ids_s in [(f"semente {s}", t) for s, t in textos.items()] + [
+            ("gulosa (sem sorteio, para comparar)", gulosa)]:
+        dizer(f"  {rotulo}:")
         dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
     igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
     dizer(f"\nSemente {semente} de novo: "
           + ("o mesmo texto, token a token." if igual else "OUTRO texto."))
+    iguais = sum(t == gulosa for t in textos.values())
+    dizer(f"Iguais ao texto da gulosa, token a token: {iguais} de {len(textos)} sementes.")
     dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
           "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
 
@@ -488,18 +499,21 @@ def bytes_por_token(camadas, d, bytes_por_valor=4):
 
 
 def exp_memoria(licao):
+    b, tipo = (2, "fp16") if licao.args.fp16 else (4, "fp32")     # bytes por número
     dizer("Por token, cada camada guarda um K e um V de d números: 2 x L x d valores.\n"
-          "Em fp32 (4 bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
+          f"Em {tipo} ({b} bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
     dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'por token':>11}{'1.024 tokens':>14}"
           f"{'pesos':>11}{'cache/pesos':>12}")
     for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        por_token, pesos = bytes_por_token(L, d), 4 * common.parametros_gpt2(L, d)
+        por_token, pesos = bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
         dizer(f"  {nome:<12}{L:>3}{d:>6}{num(por_token / 1024, 0) + ' KiB':>11}"
               f"{common.tamanho(1024 * por_token):>14}{common.tamanho(pesos):>11}"
               f"{pct(1024 * por_token / pesos):>12}")
-    xl = 8 * 1024 * bytes_por_token(*common.TAMANHOS_GPT2["gpt2-xl"][:2])
-    dizer(f"\nÉ por conversa: 8 conversas de 1.024 tokens no gpt2-xl guardam "
-          f"{common.tamanho(xl)}\nsó de cache. A lição 08 mostra o GQA, que encolhe "
+    n, (L, d, _h) = licao.args.conversas, common.TAMANHOS_GPT2["gpt2-xl"]
+    xl, pesos = n * 1024 * bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
+    dizer(f"\nÉ por conversa: {inteiro(n)} conversa{'' if n == 1 else 's'} de 1.024 tokens "
+          f"no gpt2-xl guarda{'' if n == 1 else 'm'} {common.tamanho(xl)}\nsó de "
+          f"cache ({pct(xl / pesos)} dos pesos). A lição 08 mostra o GQA, que encolhe\n"
           "esse K e V.")
     dizer()
     nosso, hf, _tok, ids = preparar(licao)
