@@ -495,6 +495,7 @@ def test_respostas_3_e_6_na_saida_e_numa_copia(gpt2_pequeno, tmp_path):
                        (RAIZ / "apostilas" / "07_generation.md").read_text(encoding="utf-8")
                        .split("## Respostas dos exercícios")[1], re.S).group(1)
     assert original.count(antes) == 1 and "vivos" in depois
+    diz(antes)                                    # o enunciado mostra as linhas do script
     copia = tmp_path / "meu_07.py"
     copia.write_text(original.replace(antes, depois), encoding="utf-8")
     env = ambiente_de_aluno({"LAB_MODELO": str(gpt2_pequeno),
