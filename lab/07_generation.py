@@ -369,14 +369,15 @@ def exp_semente(licao):
           f"top-p {num(a.top_p, 2)}; {NOVOS_SORTEIO} tokens;\n"
           "torch.manual_seed(s) antes de cada texto.\n")
     textos = {}
-    with common.Progresso(4, "sorteando") as progresso:
+    with common.Progresso(5, "sorteando") as progresso:
         for s in (semente, semente + 1, semente + 2, semente):   # a primeira, de novo
             torch.manual_seed(s)
             saida = gerar(nosso, ids, NOVOS_SORTEIO, cabecas, **regras)[0, T:].tolist()
             de_novo = saida if s in textos else None
             textos.setdefault(s, saida)
             progresso.avancar()
-    gulosa = gerar(nosso, ids, NOVOS_SORTEIO, cabecas)[0, T:].tolist()
+        gulosa = gerar(nosso, ids, NOVOS_SORTEIO, cabecas)[0, T:].tolist()   # para comparar
+        progresso.avancar()
     for rotulo, ids_s in [(f"semente {s}", t) for s, t in textos.items()] + [
             ("gulosa (sem sorteio, para comparar)", gulosa)]:
         dizer(f"  {rotulo}:")
