@@ -49,6 +49,13 @@ def _argumentos(parser):
                                                 "use um número maior que 0 e até 1"),
                         default=0.9, metavar="P", help="top-p do experimento 4 "
                         "(padrão: 0,9; 1 = desligado)")
+    parser.add_argument("--fp16", action="store_true",
+                        help="a tabela do experimento 6 em float16 (2 bytes por número; "
+                        "padrão: fp32, 4 bytes)")
+    parser.add_argument("--conversas", type=_numero(int, lambda n: 1 <= n <= 1000,
+                                                    "use um inteiro de 1 a 1.000"),
+                        default=8, metavar="N", help="conversas ao mesmo tempo no gpt2-xl, "
+                        "no experimento 6 (padrão: 8)")
 
 
 LICAO = common.Licao(
@@ -238,6 +245,7 @@ def exp_laco(licao):
             dizer("    ...")
     nossos = [int(sai) for _, sai, _ in linhas]
     dizer("\n" + common.quebrar(repr(texto_de(tok, ids[0].tolist() + nossos)), recuo=2))
+    licao.pausa("o generate() do transformers e o tempo")
     inicio = time.perf_counter()
     deles = generate_deles(hf, ids, NOVOS)[0, T:].tolist()
     t_deles = time.perf_counter() - inicio
@@ -280,6 +288,7 @@ def exp_temperatura(licao):
     tabela_entropias(logits, (0.01, 0.5, 1.0, 2.0, 10.0, 100.0))
     dizer(f"Limites: T -> 0 dá o argmax (entropia 0, a gulosa); T -> infinito dá a\n"
           f"uniforme: entropia ln {len(nomes)} = {num(math.log(len(nomes)), 3)} nats.")
+    licao.pausa("a mesma tabela no modelo carregado")
     dizer()
     nosso, hf, tok, ids = preparar(licao, reserva=0)
     with torch.no_grad():
@@ -321,7 +330,7 @@ def exp_cortes(licao):
     dizer(f"\nA ordem importa. T = 0,5 e depois top-p 0,9: ficam {antes}. top-p 0,9 e "
           f"depois\nT = 0,5: ficam {depois} (a temperatura não muda quem já passou no corte).")
     dizer("generate() do transformers: temperatura primeiro, depois top-k, depois top-p.")
-
+    licao.pausa(f"{PASSOS_CORTE} passos sorteados no modelo carregado")
     dizer()
     nosso, hf, tok, ids = preparar(licao)
     dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9). Quantos "
@@ -360,19 +369,24 @@ def exp_semente(licao):
           f"top-p {num(a.top_p, 2)}; {NOVOS_SORTEIO} tokens;\n"
           "torch.manual_seed(s) antes de cada texto.\n")
     textos = {}
-    with common.Progresso(4, "sorteando") as progresso:
+    with common.Progresso(5, "sorteando") as progresso:
         for s in (semente, semente + 1, semente + 2, semente):   # a primeira, de novo
             torch.manual_seed(s)
             saida = gerar(nosso, ids, NOVOS_SORTEIO, cabecas, **regras)[0, T:].tolist()
             de_novo = saida if s in textos else None
             textos.setdefault(s, saida)
             progresso.avancar()
-    for s, ids_s in textos.items():
-        dizer(f"  semente {s}:")
+        gulosa = gerar(nosso, ids, NOVOS_SORTEIO, cabecas)[0, T:].tolist()   # para comparar
+        progresso.avancar()
+    for rotulo, ids_s in [(f"semente {s}", t) for s, t in textos.items()] + [
+            ("gulosa (sem sorteio, para comparar)", gulosa)]:
+        dizer(f"  {rotulo}:")
         dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
     igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
     dizer(f"\nSemente {semente} de novo: "
           + ("o mesmo texto, token a token." if igual else "OUTRO texto."))
+    iguais = sum(t == gulosa for t in textos.values())
+    dizer(f"Iguais ao texto da gulosa, token a token: {iguais} de {len(textos)} sementes.")
     dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
           "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
 
@@ -486,18 +500,21 @@ def bytes_por_token(camadas, d, bytes_por_valor=4):
 
 
 def exp_memoria(licao):
+    b, tipo = (2, "fp16") if licao.args.fp16 else (4, "fp32")     # bytes por número
     dizer("Por token, cada camada guarda um K e um V de d números: 2 x L x d valores.\n"
-          "Em fp32 (4 bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
+          f"Em {tipo} ({b} bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
     dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'por token':>11}{'1.024 tokens':>14}"
           f"{'pesos':>11}{'cache/pesos':>12}")
     for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        por_token, pesos = bytes_por_token(L, d), 4 * common.parametros_gpt2(L, d)
+        por_token, pesos = bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
         dizer(f"  {nome:<12}{L:>3}{d:>6}{num(por_token / 1024, 0) + ' KiB':>11}"
               f"{common.tamanho(1024 * por_token):>14}{common.tamanho(pesos):>11}"
               f"{pct(1024 * por_token / pesos):>12}")
-    xl = 8 * 1024 * bytes_por_token(*common.TAMANHOS_GPT2["gpt2-xl"][:2])
-    dizer(f"\nÉ por conversa: 8 conversas de 1.024 tokens no gpt2-xl guardam "
-          f"{common.tamanho(xl)}\nsó de cache. A lição 08 mostra o GQA, que encolhe "
+    n, (L, d, _h) = licao.args.conversas, common.TAMANHOS_GPT2["gpt2-xl"]
+    xl, pesos = n * 1024 * bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
+    dizer(f"\nÉ por conversa: {inteiro(n)} conversa{'' if n == 1 else 's'} de 1.024 tokens "
+          f"no gpt2-xl guarda{'' if n == 1 else 'm'} {common.tamanho(xl)}\nsó de "
+          f"cache ({pct(xl / pesos)} dos pesos). A lição 08 mostra o GQA, que encolhe\n"
           "esse K e V.")
     dizer()
     nosso, hf, _tok, ids = preparar(licao)
@@ -555,6 +572,7 @@ def exp_causalidade(licao):
     ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0]),
                          "cache causal = recalculado")
     velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not L06.confere(x, 1.0)]
+    licao.pausa("o veredito: causal e sem máscara")
     dizer("\nCausal: o cache " + ("é a conta certa" if ok else "NÃO confere") + ".\nSem "
           "máscara, " + (f"o K guardado fica velho a partir da camada {velhos[0]}:\n"
                          if velhos else "nada ficou velho aqui:\n")

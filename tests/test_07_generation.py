@@ -8,6 +8,7 @@ GPT2LMHeadModel; a fórmula fechada do cache (FACTS.md: 72 KiB por token no gpt2
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -348,6 +349,7 @@ def test_sem_modelo_explica_e_roda_o_que_nao_precisa_dele(tmp_path):
 @pytest.mark.parametrize("args, erro", [(("--top-p", "0"), "--top-p"),
                                         (("--temperatura", "0"), "--temperatura"),
                                         (("--top-k", "-1"), "--top-k"),
+                                        (("--conversas", "0"), "--conversas"),
                                         (("--temperatura", "quente"), "não é um número")])
 def test_argumentos_ruins(args, erro):
     r = rodar_script("07_generation.py", *args)
@@ -361,3 +363,171 @@ def test_apostila_cita_a_conta_do_cache():
     por_token = licao.bytes_por_token(12, 768)
     assert f"2 · 12 · 768 · 4 = {common.inteiro(por_token)} bytes" in texto
     assert "72 KiB por token" in texto and "72 MiB" in texto
+
+
+# ------------------------------------------------------------ as respostas dos exercícios
+TEXTO = " ".join((RAIZ / "apostilas" / "07_generation.md").read_text(encoding="utf-8").split())
+
+
+def diz(trecho: str):
+    """O trecho aparece na apostila (espaços e quebras de linha normalizados)."""
+    trecho = " ".join(trecho.split())
+    assert trecho in TEXTO, f"a apostila deveria dizer: {trecho!r}"
+
+
+def test_resposta_1_probabilidades_a_mao():
+    z = list(licao.BRINQUEDO.values())
+    assert z == [3.0, 2.2, 1.4, 1.4, 0.6, -0.6, -1.6, -3.0]          # os do enunciado
+    e = [math.exp(x) for x in z]
+    for x, ex in zip(z, e):
+        diz(f"e^{common.num(x, 1).replace('-', '−')} = {common.num(ex, 2)}")
+    diz(f"com soma {common.num(sum(e), 2)}")
+    probs = [x / sum(e) for x in e]
+    diz(", ".join(common.pct(p) for p in probs[:-1]) + f" e {common.pct(probs[-1])}")
+    acumulada = [sum(probs[:i + 1]) for i in range(len(probs))]
+    ficam = next(i for i, a in enumerate(acumulada) if a >= 0.7) + 1   # o que cruza entra
+    assert ficam == licao.sobreviventes(torch.tensor(z, dtype=torch.float64), top_p=0.7)
+    diz(f"no segundo token ({common.pct(acumulada[1])}): com top-p 0,7 ficam **{ficam}**")
+
+
+def test_resposta_2_temperatura_nao_muda_o_top_k_e_muda_o_top_p():
+    z = torch.tensor(list(licao.BRINQUEDO.values()), dtype=torch.float64)
+    aleatorios = logits_aleatorios(B=1, V=300, semente=3)[0]
+    for t in (0.1, 0.5, 2.0, 10.0):
+        for k in (1, 3, 5, 50):
+            assert licao.sobreviventes(z, top_k=k, temperatura=t) == \
+                licao.sobreviventes(z, top_k=k)
+            assert torch.equal(licao.filtrar_top_k(aleatorios / t, k).isfinite(),
+                               licao.filtrar_top_k(aleatorios, k).isfinite())
+    antes, depois = (licao.sobreviventes(z, top_p=0.9, temperatura=t) for t in (0.5, 1.0))
+    diz(f"*T* = 0,5 e depois top-p 0,9 deixa {antes} tokens, contra {depois} em *T* = 1")
+
+
+def test_resposta_3_temperatura_baixa_e_empates():
+    # T = 0,01: o segundo colocado fica com e^(-delta/T) vezes a probabilidade do primeiro
+    quase = (torch.tensor([0.0, -0.01], dtype=torch.float64) / 0.01).softmax(-1)
+    assert float(quase[1]) == pytest.approx(1 / (1 + math.e))
+    diz(f"1/(1 + e) = {common.pct(float(quase[1]))}")
+    longe = (torch.tensor([0.0, -0.1], dtype=torch.float64) / 0.01).softmax(-1)
+    assert float(longe[1] / longe[0]) == pytest.approx(math.exp(-10))
+    assert f"{math.exp(-10):.1e}" == "4.5e-05"
+    diz("e^−10 ≈ 4,5 · 10⁻⁵")
+    # o top-p 0,9 deixa o segundo só se o favorito tiver menos de 90 %
+    for favorito, ficam in ((0.91, 1), (0.89, 2)):
+        resto = (1 - favorito) / 3
+        z = torch.tensor([[favorito, resto, resto, resto]]).log()
+        assert int(licao.filtrar_top_p(z, 0.9).isfinite().sum()) == ficam
+    diz("o segundo só sobrevive ao corte se o favorito tiver menos de 90 %")
+
+
+def test_resposta_4_cache_em_float16():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    def parametros(L, d, h):
+        with torch.device("meta"):
+            m = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h))
+        return sum(p.numel() for p in m.parameters())       # o peso amarrado conta uma vez
+
+    medio, xl = 2 * 24 * 1024 * 2, 2 * 48 * 1600 * 2       # bytes por token, float16
+    diz(f"2 · 24 · 1.024 · 2 = {common.inteiro(medio)} bytes, ou {medio // 1024} KiB por token, "
+        f"e **{1024 * medio // 2**20} MiB** com 1.024 tokens, contra "
+        f"{common.tamanho(2 * parametros(24, 1024, 16))} de pesos em float16")
+    diz(f"32 conversas de 1.024 tokens guardam **{common.tamanho(32 * 1024 * xl)}**, mais de "
+        f"três vezes os {common.tamanho(2 * parametros(48, 1600, 25))} dos pesos")
+    assert 3 < 32 * 1024 * xl / (2 * parametros(48, 1600, 25)) < 4
+
+
+def test_resposta_5_o_que_cresce_com_n():
+    from transformers import GPT2Config
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+
+    d = 768
+    with torch.device("meta"):
+        bloco = GPT2Block(GPT2Config(n_embd=d, n_head=12), layer_idx=0)
+    matrizes = sum(p.numel() for p in bloco.parameters() if p.dim() == 2)
+    assert matrizes == 12 * d * d                  # multiplicações por token, por camada
+    diz("12*d*² multiplicações")
+    for S in (256, 1024):
+        atencao = 2 * S * d                        # q · K (S chaves) e pesos · V (S valores)
+        assert atencao / matrizes == pytest.approx(S / (6 * d))
+    diz(f"{common.pct(256 / (6 * d))} em *S* = 256 e {common.pct(1024 / (6 * d))} em "
+        "*S* = 1.024")
+
+
+def test_resposta_6_sobreviventes_renumerados_tem_as_mesmas_probabilidades():
+    logits = logits_aleatorios(B=1, V=300, semente=5)
+    cortados = licao.filtrar_top_p(licao.filtrar_top_k(logits, 40), 0.9)
+    vivos = cortados[0].isfinite().nonzero()[:, 0]
+    inteiro = cortados.softmax(-1)[0]
+    assert torch.allclose(inteiro[vivos], cortados[0, vivos].softmax(-1))
+    assert not inteiro[~cortados[0].isfinite()].any()              # os cortados têm 0
+
+
+def _textos_do_exp4(saida: str) -> tuple[dict, int]:
+    """{rótulo: texto} do experimento 4 e o número da linha 'Iguais ao texto da gulosa'."""
+    textos, rotulo = {}, None
+    for linha in saida.splitlines():
+        if linha.startswith("    ") and rotulo:
+            textos[rotulo] += linha.strip()
+        elif linha.startswith("  ") and linha.endswith(":"):
+            rotulo = linha.strip()[:-1]
+            textos[rotulo] = ""
+        else:
+            rotulo = None
+    iguais = int(re.search(r"Iguais ao texto da gulosa, token a token: (\d) de 3 sementes\.",
+                           saida).group(1))
+    return textos, iguais
+
+
+def test_respostas_3_e_6_na_saida_e_numa_copia(gpt2_pequeno, tmp_path):
+    """O exercício 6 feito numa cópia (a troca de linhas da resposta), rodada como o aluno
+    a rodaria, contra o original; e a linha da gulosa do experimento 4 (exercício 3)."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ambiente_de_aluno
+
+    original = (RAIZ / "lab" / "07_generation.py").read_text(encoding="utf-8")
+    antes = ("    if geradores is None:\n"
+             "        return torch.multinomial(probs, num_samples=1)\n")
+    depois = re.search(r"```python\n(    if geradores is None:\n.*?)```",
+                       (RAIZ / "apostilas" / "07_generation.md").read_text(encoding="utf-8")
+                       .split("## Respostas dos exercícios")[1], re.S).group(1)
+    assert original.count(antes) == 1 and "vivos" in depois
+    diz(antes)                                    # o enunciado mostra as linhas do script
+    copia = tmp_path / "meu_07.py"
+    copia.write_text(original.replace(antes, depois), encoding="utf-8")
+    env = ambiente_de_aluno({"LAB_MODELO": str(gpt2_pequeno),
+                             "PYTHONPATH": str(RAIZ / "lab") + os.pathsep
+                             + os.environ.get("PYTHONPATH", "")})
+    execucoes = {}
+    for nome, script in (("original", RAIZ / "lab" / "07_generation.py"), ("copia", copia)):
+        for args in (("--top-k", "40"), ("--top-k", "1"), ("--temperatura", "0.01")):
+            if nome == "copia" and args[0] == "--temperatura":
+                continue
+            execucoes[nome, args[1]] = subprocess.Popen(
+                [sys.executable, str(script), "--so", "4", "--sem-figuras", *args],
+                cwd=RAIZ, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    saidas = {}
+    for chave, proc in execucoes.items():
+        saida, erros = proc.communicate(timeout=600)
+        saidas[chave] = saida.decode("cp1252")
+        assert proc.returncode == 0, saidas[chave] + erros.decode("cp1252", "replace")
+    gulosa = "gulosa (sem sorteio, para comparar)"
+    for chave, saida in saidas.items():
+        textos, iguais = _textos_do_exp4(saida)
+        sorteados = [t for r, t in textos.items() if r.startswith("semente")]
+        assert len(sorteados) == 3 and gulosa in textos, saida
+        assert iguais == sum(t == textos[gulosa] for t in sorteados), saida
+        assert "Semente 0 de novo: o mesmo texto, token a token." in saida
+        if chave[1] == "1":                            # top-k 1: sobra um token só
+            assert iguais == 3, saida
+    diz('rode-a com `--so 4 --top-k 1`: com um sobrevivente só, a última linha tem de dizer '
+        '"3 de 3 sementes", como no original')
+    # mesma semente, mesmas regras, outro jeito de gastar o número aleatório: outro texto
+    originais, copias = (_textos_do_exp4(saidas[n, "40"])[0] for n in ("original", "copia"))
+    assert [originais[f"semente {s}"] for s in range(3)] != \
+        [copias[f"semente {s}"] for s in range(3)]
+    assert originais[gulosa] == copias[gulosa]
+    diz("Os textos da cópia saem **outros** que os do original com as mesmas sementes")
