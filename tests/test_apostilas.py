@@ -130,3 +130,24 @@ def test_blocos_de_saida_sao_reais(apostila, args, bloco, variante):
 def test_toda_apostila_com_script_tem_blocos_verificados():
     sem = [a.name for a in APOSTILAS if not MARCA.search(a.read_text(encoding="utf-8"))]
     assert not sem, f"apostilas sem nenhum bloco de saída verificado: {sem}"
+
+
+FIM = ["Exercícios", "Notas para o professor", "Respostas dos exercícios"]
+
+
+@pytest.mark.parametrize("apostila", APOSTILAS, ids=lambda p: p.name)
+def test_fim_da_apostila(apostila):
+    """Toda apostila termina igual: exercícios, notas para o professor, as respostas
+    (fechadas num <details>, uma por exercício, na mesma numeração) e a próxima lição
+    (ou, na última, o fim do curso)."""
+    texto = apostila.read_text(encoding="utf-8")
+    secoes = re.findall(r"^## (?:\d+\. )?(.+?)\s*$", texto, re.M)
+    assert secoes[-4:-1] == FIM, secoes
+    assert secoes[-1] in ("Próxima lição", "Fim do curso: o que você construiu e para onde ir")
+    exercicios = re.search(r"^## (?:\d+\. )?Exercícios\n(.*?)^## ", texto, re.S | re.M).group(1)
+    respostas = re.search(r"^## Respostas dos exercícios\n(.*?)^## ", texto, re.S | re.M).group(1)
+    assert respostas.lstrip().startswith("<details>") and "</details>" in respostas
+    numeros = re.findall(r"^(\d+)\. ", exercicios, re.M)
+    assert numeros == [str(k) for k in range(1, len(numeros) + 1)] and numeros
+    assert re.findall(r"^\*\*(\d+)\.(?:\*\*|\s)", respostas, re.M) == numeros, \
+        "cada exercício tem uma resposta, na mesma ordem (**k. título.** ou **k.**)"
