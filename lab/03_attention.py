@@ -125,10 +125,12 @@ def exp_a_mao(licao):
     mostrar("x", x, TOKENS4, casas=1)
     mostrar("W_q (W_k e W_v têm a mesma forma)", W_q, casas=1)
     Q, K, V = x @ W_q, x @ W_k, x @ W_v                        # 3 x (T, d_k)
+    licao.pausa("Q, K e V, uma linha por token")
     dizer("\nQ = x W_q, K = x W_k, V = x W_v: uma linha por token.")
     for nome, t in (("Q", Q), ("K", K), ("V", V)):
         mostrar(nome, t, TOKENS4)
     notas = Q @ K.T / math.sqrt(3)                             # (T, T)
+    licao.pausa("as notas Q K^T / raiz(3) e o softmax de uma linha")
     dizer("\nNotas: Q K^T / raiz(3). Linha = quem pergunta, coluna = quem responde.")
     mostrar("notas", notas, TOKENS4, TOKENS4)
     i = 1
@@ -138,6 +140,7 @@ def exp_a_mao(licao):
     dizer(f"  soma       = {fmt(float(e.sum()))}")
     dizer("  pesos      = [" + "; ".join(fmt(v) for v in (e / e.sum()).tolist()) + "]")
     A = notas.softmax(dim=-1)                                  # (T, T)
+    licao.pausa("A, os pesos de atenção, e a saída Y = A V")
     mostrar("\nA = softmax das notas, linha a linha", A, TOKENS4, TOKENS4)
     Y = A @ V                                                  # (T, d_k)
     mostrar("\nY = A V: a saída de cada token", Y, TOKENS4)
@@ -219,6 +222,7 @@ def exp_mascara(licao):
             rotulos, rotulos, larg=6)
     x2 = x.clone()
     x2[0, -1] = torch.randn(d, generator=g, dtype=torch.float64)  # troca só o último token
+    licao.pausa("trocar o último token: o futuro vaza?")
     dizer(f"\nAgora troco só o último token (t{T - 1}) por outro vetor e comparo as saídas")
     dizer(f"das posições t0 a t{T - 2}:")
     with torch.no_grad():
@@ -395,6 +399,7 @@ def mapa_ascii(pesos, rotulos):
 
 
 MAX_T = 32
+TELA = 27  # linhas de uma tela de projetor (30), fora o "(continuação)" e o aviso da pausa
 
 
 def exp_gpt2(licao):
@@ -410,7 +415,13 @@ def exp_gpt2(licao):
     rotulos = [nome_token(tok, i) for i in ids[0]]
     dizer(f"Frase: \"{FRASE}\"\nCamada {camada}, cabeça {cabeca} (camada.cabeça = "
           f"{camada}.{cabeca}); linha = quem olha, coluna = para quem.\n")
-    dizer(mapa_ascii(pesos, rotulos))
+    licao.pausa(f"o mapa de calor da cabeça {camada}.{cabeca}")
+    linhas = mapa_ascii(pesos, rotulos).split("\n")
+    if len(linhas) + 7 > TELA:                                 # não cabe com o que vem embaixo
+        dizer("\n".join(linhas[:TELA]))
+        licao.pausa(f"o resto do mapa, a partir do token {TELA - 1}")
+        linhas = linhas[TELA:]
+    dizer("\n".join(linhas))
     dizer("  (' ' abaixo de 0,1; '.' de 0,1 a 0,2; ':' até 0,3 ... '@' 0,9 ou mais)\n")
     notas = {k: float(v) for k, v in notas_de_padrao(pesos).items()}
     for nome, valor in notas.items():

@@ -119,6 +119,7 @@ def exp_formas(licao):
     volta = torch.equal(juntar_cabecas(certo), x)
     dizer(f"juntar_cabecas(separar_cabecas(x)) == x? {'sim' if volta else 'NÃO'}\n")
     licao.verificar(volta, "juntar desfaz separar")
+    licao.pausa("a certa contra a errada, com os mesmos pesos")
     torch.manual_seed(licao.args.semente)
     boa = AtencaoMultiCabeca(64, 4).eval()
     ruim = AtencaoComViewErrado(64, 4).eval()
@@ -292,6 +293,7 @@ def exp_cabecas(licao):
         top = plano.argsort(descending=True)[:5].tolist()
         lista = "  ".join(f"{i // h}.{i % h} ({num(float(plano[i]), 2)})" for i in top)
         dizer(f"  [{SIMBOLOS[nome]}] {nome}, as 5 maiores:\n      {lista}")
+    licao.pausa("o mapa camada x cabeça")
     dizer("\nMapa camada x cabeça: a letra do alvo que leva mais da metade do peso\n"
           "(A anterior, I início = primeiro token, D diagonal = o próprio; . nenhum):\n")
     dizer("  cabeça " + "".join(f"{j % 10:>2}" for j in range(h)))
