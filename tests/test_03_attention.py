@@ -332,3 +332,12 @@ def test_frase_do_gpt2_real_cabe_numa_tela():
     texto = " ".join(APOSTILA.read_text(encoding="utf-8").split())
     assert f"A frase tem {n} tokens no tokenizador do GPT-2" in texto
     assert f"o mapa inteiro ({n + 1} linhas" in texto
+
+
+def test_notas_para_o_professor_numeros():
+    """124.439.808 parâmetros (FACTS.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
+    n = common.parametros_gpt2(12, 768)
+    assert n == 124_439_808 and round(4 * n / 2**20) == 475
+    for apostila in (APOSTILA, RAIZ / "apostilas" / "04_multihead.md"):
+        texto = " ".join(apostila.read_text(encoding="utf-8").split())
+        assert common.inteiro(n) in texto and "cerca de 475 MiB" in texto
