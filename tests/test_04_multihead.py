@@ -267,3 +267,120 @@ def test_numeros_do_texto_da_apostila():
                    f"o que olhar ao acaso daria (cerca de {common.num(acaso, 2)})",
                    f"sorteia {n} tokens", f"({1 + 2 * n} tokens)"):
         assert " ".join(trecho.split()) in texto, trecho
+
+
+# ------------------------------------------------------------ as respostas dos exercícios
+import re  # noqa: E402
+import shutil  # noqa: E402
+
+APOSTILA = RAIZ / "apostilas" / "04_multihead.md"
+
+
+def _respostas() -> str:
+    texto = APOSTILA.read_text(encoding="utf-8")
+    return texto[texto.index("## Respostas dos exercícios"):texto.index("## Próxima lição")]
+
+
+def _copia(tmp_path, de, para):
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for nome in ("common.py", "03_attention.py", "04_multihead.py"):
+        shutil.copy(RAIZ / "lab" / nome, lab / nome)
+    original = (RAIZ / "lab" / "04_multihead.py").read_text(encoding="utf-8")
+    for a, b in zip(de, para):
+        assert original.count(a) == 1, a
+        original = original.replace(a, b)
+    copia = lab / "meu_04.py"
+    copia.write_text(original, encoding="utf-8")
+    return copia
+
+
+def _rodar(copia, *args, env=None):
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
+                       capture_output=True, env=ambiente_de_aluno(env), timeout=240)
+    return r.returncode, r.stdout.decode("cp1252", "replace")
+
+
+def test_secoes_do_fim_e_respostas_fechadas():
+    texto = APOSTILA.read_text(encoding="utf-8")
+    fim = texto[texto.index("## 7. Exercícios"):]
+    assert fim.index("## Notas para o professor") < fim.index("## Respostas dos exercícios") \
+        < fim.index("## Próxima lição")
+    r = _respostas()
+    assert "<details>\n<summary>Abra depois de tentar</summary>" in r and "</details>" in r
+    for k in range(1, 7):
+        assert f"**{k}. " in r, f"sem resposta para o exercício {k}"
+
+
+def test_resposta_1_formas_medidas():
+    """As formas da resposta são as que um forward de verdade produz (d = 1024, h = 16)."""
+    attn = L04.AtencaoMultiCabeca(1024, 16)
+    x = torch.randn(2, 10, 1024)
+    with torch.no_grad():
+        saida_c_attn = attn.c_attn(x)
+        antes = saida_c_attn.split(1024, dim=-1)
+        q, k, v = attn.qkv(x)
+        pesos = attn.pesos(x)
+        y, _ = L04.L03.atencao(q, k, v, True)
+        junto = L04.juntar_cabecas(y)
+        fim = attn(x)
+    medidas = {"entrada x": x, "saída de c_attn": saida_c_attn,
+               "q, k, v antes de separar_cabecas": antes[0],
+               "q, k, v depois de separar_cabecas": q, "notas e pesos": pesos,
+               "y antes de juntar_cabecas": y, "y depois de juntar_cabecas": junto,
+               "saída de c_proj": fim}
+    r = _respostas()
+    for nome, t in medidas.items():
+        assert re.search(re.escape(nome) + r"\s+" + re.escape(str(tuple(t.shape))), r), nome
+
+
+def test_resposta_2_juntar_sem_transpose(tmp_path):
+    copia = _copia(tmp_path, ["return y.transpose(1, 2).reshape(B, T, h * dh)"],
+                   ["return y.reshape(B, T, h * dh)"])
+    codigo, saida = _rodar(copia, "--so", "1")
+    assert codigo == 1
+    r = " ".join(_respostas().split())
+    for trecho in ("juntar_cabecas(separar_cabecas(x)) == x? NÃO", "certa = 8,03e-1",
+                   "certa: 0,122", "FALHOU a autoverificação"):
+        assert trecho in saida and trecho in r, trecho
+
+
+def test_resposta_3_h_que_nao_divide():
+    with pytest.raises(AssertionError, match="d precisa ser múltiplo de h"):
+        L04.AtencaoMultiCabeca(768, 10)
+    assert 1600 % 24 == 16 and 1600 // 25 == 64
+    assert {768 // 12, 1024 // 16, 1280 // 20, 1600 // 25} == {64}
+    r = " ".join(_respostas().split())
+    assert "`d precisa ser múltiplo de h`" in r and "(sobram 16)" in r
+
+
+def test_resposta_6_indices_sem_o_endoftext(tmp_path, gpt2_pequeno):
+    """As mudanças que a resposta descreve rodam e medem o que dizem: numa sequência r + r
+    montada à mão, a nota de indução de uma atenção que copia dá 1."""
+    n = 5
+    T = 2 * n
+    pesos = torch.zeros(1, 1, T, T)
+    for i in range(T):
+        pesos[0, 0, i, i - n + 1 if i >= n else 0] = 1.0
+    i = torch.arange(n, 2 * n)                              # como a resposta diz
+    assert float(pesos[..., i, i - n + 1].mean()) == 1.0
+    copia = _copia(
+        tmp_path,
+        ["ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]",
+         "i = torch.arange(1 + n, 1 + 2 * n)", "return float(perdas[1:n].mean()), "
+         "float(perdas[n + 1:2 * n].mean())"],
+        ["ids = torch.cat([r, r])[None]", "i = torch.arange(n, 2 * n)",
+         "return float(perdas[0:n - 1].mean()), float(perdas[n:2 * n - 1].mean())"])
+    codigo, saida = _rodar(copia, "--so", "5", "--sem-figuras",
+                           env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert codigo == 0, saida
+    r = " ".join(_respostas().split())
+    assert "`i = torch.arange(n, 2 * n)`" in r
+    assert "`perdas[0:n - 1]`" in r and "`perdas[n:2 * n - 1]`" in r
+
+
+def test_opcao_d_ruim_explica():
+    r = rodar_script("04_multihead.py", "--d", "0")
+    assert r.returncode == 2 and "fora do intervalo" in r.erros and "Traceback" not in r.erros
