@@ -5,8 +5,9 @@ uso em cada apostila, e uma grafia só por termo nas apostilas e nos scripts.
   glossário (um termo que ninguém usa confunde quem procura).
 - Em cada apostila, o primeiro uso de um termo na prosa (fora de títulos, código e
   fórmulas) traz o termo em inglês por perto (a 200 caracteres), como "(*residual stream*)".
-  Ficam de fora os termos cujo inglês é o próprio termo (token, softmax) e as palavras
-  comuns demais para marcar o primeiro uso (PALAVRAS_COMUNS).
+  Ficam de fora os termos cujo inglês é o próprio termo (token, softmax), as palavras
+  comuns demais para marcar o primeiro uso (PALAVRAS_COMUNS) e o termo curto dentro de um
+  maior ("entropia" em "entropia cruzada" é um uso de "entropia cruzada").
 - As grafias proibidas (GRAFIAS: variante -> forma certa) não aparecem nem nas apostilas
   nem nas strings dos scripts.
 """
@@ -115,7 +116,12 @@ def test_ingles_no_primeiro_uso(apostila):
     for termo, ingles in termos():
         if not _precisa_de_ingles(termo, ingles):
             continue
-        usos = [m for p in _partes(termo) for m in _padrao(p).finditer(texto)]
+        # "entropia" dentro de "entropia cruzada" é um uso do termo maior, não deste
+        maiores = [(m.start(), m.end()) for outro, _ in termos()
+                   if outro != termo and any(p.lower() in outro.lower() for p in _partes(termo))
+                   for q in _partes(outro) for m in _padrao(q).finditer(texto)]
+        usos = [m for p in _partes(termo) for m in _padrao(p).finditer(texto)
+                if not any(a <= m.start() and m.end() <= b for a, b in maiores)]
         if not usos:
             continue
         primeiro = min(usos, key=lambda m: m.start())
