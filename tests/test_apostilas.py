@@ -13,8 +13,10 @@ que tem script lab/NN_nome.py:
   (MKL_CBWR=COMPATIBLE) e uma thread só (OMP_NUM_THREADS=1). Um número que muda
   aqui é ruído de arredondamento impresso como dígito: imprima um limite ("< 1e-12").
 
-Cada script roda uma vez por combinação de argumentos e ambiente (as duas variantes
-em paralelo); blocos com os mesmos argumentos reaproveitam a saída.
+Cada script roda uma vez por combinação de argumentos (fora o --so) e ambiente (as
+duas variantes em paralelo): os blocos `--so 2` e `--so 5` de uma apostila saem de uma
+execução `--so 2,5`, cada um lido só na seção do seu experimento (cada experimento
+começa da mesma semente, então a saída dele não depende de quem rodou antes).
 """
 from __future__ import annotations
 
@@ -71,6 +73,38 @@ VARIANTES = {
 
 
 _EXECUCOES: dict = {}
+CABECALHO = re.compile(r"^(?:Experimento|Verificação) (\d+)/\d+ · ")
+RESUMO = ("Resumo", "experimento(s) rodaram", "Próximo passo", "verificação(ões) rodaram")
+
+
+def _separar_so(args: str):
+    """'--so 2,4 --passos 40' -> ({2, 4}, '--passos 40'); sem --so: (None, args)."""
+    partes = shlex.split(args)
+    if "--so" not in partes:
+        return None, args
+    i = partes.index("--so")
+    numeros = set()
+    for pedaco in partes[i + 1].split(","):
+        a, _, b = pedaco.partition("-")
+        numeros.update(range(int(a), int(b or a) + 1))
+    return numeros, shlex.join(partes[:i] + partes[i + 2:])
+
+
+def _plano():
+    """Uma execução por (script, argumentos fora o --so): os --so dos blocos se juntam,
+    e cada bloco lê só as seções dos seus experimentos. Um bloco que cita o resumo (que
+    muda com o --so) roda sozinho, com os argumentos dele."""
+    juntos: dict = {}
+    for apostila, args, bloco in ((p.values[0], p.values[1], p.values[2])
+                                  for p in blocos_de_saida()):
+        numeros, resto = _separar_so(args)
+        if numeros is None or any(r in bloco for r in RESUMO):
+            continue
+        juntos.setdefault((apostila.stem + ".py", resto), set()).update(numeros)
+    return juntos
+
+
+_JUNTOS = None
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -83,17 +117,18 @@ def _sem_execucoes_orfas():
             execucao.proc.wait()
 
 
-def saida_do_script(script: str, args: str, variante: str):
-    """(código de saída, linhas do stdout, stderr): uma execução por combinação.
-
-    Na primeira vez que uns argumentos aparecem, as duas variantes começam juntas
-    (a máquina do CI tem 2 núcleos e cada execução usa quase só um): a conferência
-    em outra CPU custa pouco tempo a mais."""
+def _rodar(script: str, args: str):
+    """Começa as duas variantes de uma execução (a máquina do CI tem 2 núcleos e cada
+    execução usa quase só um: a conferência em outra CPU custa pouco tempo a mais)."""
     for var in VARIANTES:
         if (script, args, var) not in _EXECUCOES:
             _EXECUCOES[(script, args, var)] = ScriptEmSegundoPlano(
                 script, *shlex.split(args), "--sem-figuras",
                 env={"PYTHONIOENCODING": "utf-8", **VARIANTES[var]})
+
+
+def _terminar(script: str, args: str, variante: str):
+    _rodar(script, args)
     execucao = _EXECUCOES[(script, args, variante)]
     if not isinstance(execucao, tuple):
         codigo, saida, erros = execucao.terminar()
@@ -101,6 +136,32 @@ def saida_do_script(script: str, args: str, variante: str):
         execucao = _EXECUCOES[(script, args, variante)] = (
             codigo, linhas, erros.decode("utf-8", "replace"))
     return execucao
+
+
+def saida_do_script(script: str, args: str, variante: str):
+    """(código de saída, linhas do stdout que o bloco pode citar, stderr).
+
+    Com --so, as linhas vêm da execução conjunta (ver _plano): o começo (antes do
+    primeiro experimento) e as seções dos experimentos pedidos, na ordem."""
+    global _JUNTOS
+    if _JUNTOS is None:
+        _JUNTOS = _plano()
+    numeros, resto = _separar_so(args)
+    juntos = _JUNTOS.get((script, resto)) if numeros is not None else None
+    if not juntos or not numeros <= juntos:
+        return _terminar(script, args, variante)
+    todos = ",".join(str(k) for k in sorted(juntos))
+    codigo, linhas, erros = _terminar(script, f"--so {todos} {resto}".strip(), variante)
+    escolhidas, atual = [], None
+    for linha in linhas:
+        cabeca = CABECALHO.match(linha)
+        if cabeca:
+            atual = int(cabeca.group(1))
+        elif linha == "Resumo" and atual is not None:
+            atual = -1
+        if atual is None or atual in numeros:
+            escolhidas.append(linha)
+    return codigo, escolhidas, erros
 
 
 @pytest.mark.parametrize("variante", list(VARIANTES))
