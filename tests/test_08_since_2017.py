@@ -580,25 +580,27 @@ def test_resposta_7_bert_com_alvos_fixos():
     assert f"{common.num(512 / alvos, 2)} vezes mais sinal" in texto
 
 
-def test_resposta_5_forma_completa_sementes_1_e_2():
+def test_resposta_5_forma_completa_semente_1():
     """O que a resposta 5 afirma, treinando como o script (forma completa, 200 passos):
     o mesmo veredito da semente 0, e o Post-LN com aquecimento abaixo do acaso já no passo
-    25 (entre 2,6 e 2,7) e abaixo de 2 no passo 50, antes do fim do aquecimento (100)."""
+    25 (entre 2,6 e 2,7) e abaixo de 2 no passo 50 (perto de 1,7), antes do fim do
+    aquecimento (100)."""
+    semente = 1
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for semente in (1, 2):
-            curvas = {nome: L.treinar(pre, aq, semente, 200)
-                      for nome, pre, aq in zip(L.CORRIDAS, (False, False, True, True),
-                                               (0, 100, 0, 100))}
-            finais = {nome: L.final(c) for nome, c in curvas.items()}
-            assert [L.estado(finais[n]) for n in L.CORRIDAS] == \
-                ["parado", "aprendeu", "aprendeu", "aprendeu"], (semente, finais)
-            frase, _ = L.conclusao(finais, semente)
-            assert "só o Post-LN sem aquecimento\nfica parado" in frase
-            com = curvas["Post-LN com aquec."]
-            no_25, no_50 = sum(com[15:25]) / 10, sum(com[40:50]) / 10   # como a tabela
-            assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (semente, no_25, no_50)
+        curvas = {nome: L.treinar(pre, aq, semente, 200)
+                  for nome, pre, aq in zip(L.CORRIDAS, (False, False, True, True),
+                                           (0, 100, 0, 100))}
+        finais = {nome: L.final(c) for nome, c in curvas.items()}
+        assert [L.estado(finais[n]) for n in L.CORRIDAS] == \
+            ["parado", "aprendeu", "aprendeu", "aprendeu"], (semente, finais)
+        frase, _ = L.conclusao(finais, semente)
+        assert "só o Post-LN sem aquecimento\nfica parado" in frase
+        com = curvas["Post-LN com aquec."]
+        no_25, no_50 = sum(com[15:25]) / 10, sum(com[40:50]) / 10   # como a tabela
+        assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (semente, no_25, no_50)
+        assert abs(no_50 - 1.7) < 0.1, no_50                         # "perto de 1,7"
     finally:
         torch.set_num_threads(threads)
     assert "antes** do fim do aquecimento (passo 100)" in respostas()

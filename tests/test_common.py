@@ -1,6 +1,7 @@
 """lab/common.py: console, linha de comando, carregamento do GPT-2, contagens, Adam."""
 from __future__ import annotations
 
+import re
 import os
 import shutil
 import subprocess
@@ -380,10 +381,17 @@ def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
     assert fig2.get_layout_engine() is not None
 
 
+def test_nenhuma_licao_importa_o_matplotlib_no_topo():
+    """O matplotlib só entra quando uma figura é salva (common.figura, dentro das funções):
+    nenhuma lição o importa no topo do arquivo. O teste abaixo confere em execução."""
+    for script in sorted((RAIZ / "lab").glob("*.py")):
+        topo = [linha for linha in script.read_text(encoding="utf-8").splitlines()
+                if re.match(r"(import|from) matplotlib", linha)]
+        assert not topo, (script.name, topo)
+
+
 @pytest.mark.parametrize("script, args", [
     ("05_block.py", ["--so", "6"]),
-    ("06_gpt2.py", ["--so", "4"]),
-    ("08_since_2017.py", ["--rapido", "--so", "8"]),
     ("09_scaling.py", ["--so", "3"]),
 ])
 def test_sem_figuras_nem_importa_o_matplotlib(script, args, tmp_path):
