@@ -112,3 +112,17 @@ def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeo
     resultado.saida = resultado.stdout.decode("cp1252", errors="replace")
     resultado.erros = resultado.stderr.decode("cp1252", errors="replace")
     return resultado
+
+
+# Os arquivos mais demorados primeiro. Com --dist loadfile, o pytest-xdist entrega os
+# arquivos aos processos na ordem da coleta: um arquivo longo no fim deixaria um processo
+# trabalhando sozinho enquanto o outro espera (medido: ~1,5 min no fim da suíte).
+PRIMEIRO = ["test_apostilas.py", "test_pausa_todas.py", "test_08_since_2017.py",
+            "test_05_apostila.py", "test_05_block.py", "test_common.py", "test_06_gpt2.py",
+            "test_pausa.py", "test_09_scaling.py", "test_07_generation.py",
+            "test_01_apostila.py", "test_03_attention.py", "test_04_multihead.py"]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    ordem = {nome: i for i, nome in enumerate(PRIMEIRO)}
+    items.sort(key=lambda item: ordem.get(item.path.name, len(ordem)))  # estável
