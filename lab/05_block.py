@@ -15,14 +15,21 @@ TAXA = 3e-3      # taxa de aprendizado do Adam (sem aquecimento)
 INICIOS = ("pytorch", "gpt2")  # --inicializacao: a padrão do PyTorch ou a do GPT-2 (exercício 3)
 
 
-def _passos(texto):
-    try:
-        n = int(texto)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{texto}: use pelo menos 1 passo")
-    return n
+def _inteiro(minimo: int, se_menor: str):
+    """Tipo do argparse: um inteiro >= minimo; senão, a mensagem em português."""
+    def ler(texto):
+        try:
+            n = int(texto)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
+        if n < minimo:
+            raise argparse.ArgumentTypeError(f"{texto}: {se_menor}")
+        return n
+    return ler
+
+
+_passos = _inteiro(1, "use pelo menos 1 passo")
+_aquecimento = _inteiro(0, "use 0 (sem aquecimento) ou mais passos")
 
 
 def _taxa(texto):
@@ -34,16 +41,6 @@ def _taxa(texto):
     if not 0 < x <= 1:
         raise argparse.ArgumentTypeError(f"{texto}: use uma taxa entre 0 e 1")
     return x
-
-
-def _aquecimento(texto):
-    try:
-        n = int(texto)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{texto}: use 0 (sem aquecimento) ou mais passos")
-    return n
 
 
 def _argumentos(parser):
