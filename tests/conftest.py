@@ -126,3 +126,7 @@ PRIMEIRO = ["test_apostilas.py", "test_pausa_todas.py", "test_08_since_2017.py",
 def pytest_collection_modifyitems(session, config, items):
     ordem = {nome: i for i, nome in enumerate(PRIMEIRO)}
     items.sort(key=lambda item: ordem.get(item.path.name, len(ordem)))  # estável
+
+
+# O encanamento do lab (lab/*.py que não são lições): uma cópia de lição precisa dele ao lado.
+ENCANAMENTO = sorted(p for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].isdigit())

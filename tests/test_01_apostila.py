@@ -15,7 +15,7 @@ import shlex
 import pytest
 
 import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, rodar_script, ENCANAMENTO
 from gpt2_real import construir_gpt2_real, tokenizador_real
 
 L01 = common.importar_licao("01_tokens")
@@ -164,7 +164,8 @@ def test_resposta_ordem_das_fusoes_na_copia(pasta_real, tmp_path):
     diz(f'troque `{troca}` por `-ranks.get(p, -float("inf"))`')
     copia = tmp_path / "meu_01.py"
     copia.write_text(original.replace(troca, '-ranks.get(p, -float("inf"))'), encoding="utf-8")
-    shutil.copy(RAIZ / "lab" / "common.py", tmp_path / "common.py")
+    for arquivo in ENCANAMENTO:
+        shutil.copy(arquivo, tmp_path / arquivo.name)
     ambiente = {**__import__("conftest").ambiente_de_aluno({"PYTHONIOENCODING": "utf-8"})}
     r = subprocess.run([sys.executable, str(copia), "--so", "2", "--sem-figuras",
                         "--modelo", str(pasta_real)], capture_output=True, env=ambiente,

@@ -131,7 +131,7 @@ def test_espaco_solto_e_raro_no_texto_natural(real):
 def test_licao_com_o_tokenizador_real(saida_real, real):
     s = saida_real.saida
     assert "Traceback" not in s + saida_real.erros
-    assert "6 de 6 experimento(s) rodaram" in s
+    assert "6 de 6 experimentos rodaram" in s
     # exp 1: ida e volta
     ids = real.encode(L01.IDA_E_VOLTA)
     assert real.decode(ids) == L01.IDA_E_VOLTA
@@ -198,7 +198,7 @@ def test_sem_modelo_explica_pula_e_roda_o_resto(tmp_path):
     assert r.returncode == 1
     assert "Traceback" not in r.saida + r.erros
     assert r.saida.count("PULADO: não há pasta") == 5
-    assert "1 de 6 experimento(s) rodaram" in r.saida
+    assert "1 de 6 experimentos rodou" in r.saida
     assert "As 12 primeiras fusões" in r.saida
 
 

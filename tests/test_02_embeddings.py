@@ -113,7 +113,7 @@ def test_entrada_e_cabeca_no_transformers(modelo):
 def test_licao_inteira(saida, pasta):
     s = saida.saida
     assert "Traceback" not in s + saida.erros
-    assert "6 de 6 experimento(s) rodaram" in s
+    assert "6 de 6 experimentos rodaram" in s
     assert "mesmos números? sim" in s and "(confere)" in s
     assert "Igual a hidden_states[0] do transformers? sim, número por número." in s
     assert "lm_head.weight é o wte.weight? sim; mesma memória? sim." in s
@@ -142,7 +142,7 @@ def test_sem_modelo_explica_e_segue(tmp_path):
     assert r.returncode == 1
     assert "Traceback" not in r.saida + r.erros
     assert r.saida.count("PULADO: não há pasta") == 4
-    assert "2 de 6 experimento(s) rodaram" in r.saida
+    assert "2 de 6 experimentos rodaram" in r.saida
     assert "A tabela senoidal de 2017 (lição 08)" in r.saida   # antes de precisar do modelo
 
 

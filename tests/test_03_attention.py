@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, rodar_script, ENCANAMENTO
 
 L03 = common.importar_licao("03_attention")
 
@@ -142,7 +142,7 @@ def test_licao_inteira_com_modelo(inteira):
     assert "Traceback" not in r.saida + r.erros
     for k in range(1, 7):
         assert f"Experimento {k}/6 · " in r.saida
-    assert "6 de 6 experimento(s) rodaram" in r.saida
+    assert "6 de 6 experimentos rodaram" in r.saida
     assert sorted(p.name for p in pasta.glob("*.png")) == [
         "03_cabeca_gpt2.png", "03_custo_quadratico.png"]
     assert "Próximo passo: lab/04_multihead.py" in r.saida
@@ -166,7 +166,7 @@ def test_sem_modelo_explica_e_segue(tmp_path):
                      env={"LAB_MODELO": str(tmp_path / "nada"), "COLUMNS": "60"})
     assert r.returncode == 1
     assert "Traceback" not in r.saida + r.erros
-    assert "PULADO: não há pasta" in r.saida and "1 de 2 experimento(s) rodaram" in r.saida
+    assert "PULADO: não há pasta" in r.saida and "1 de 2 experimentos rodou" in r.saida
 
 
 def test_primeira_linha_antes_do_torch():
@@ -228,8 +228,8 @@ def copia_do_lab(tmp_path, script, de, para):
 
     lab = tmp_path / "lab"
     lab.mkdir()
-    for nome in ("common.py", "03_attention.py", "04_multihead.py"):
-        shutil.copy(RAIZ / "lab" / nome, lab / nome)
+    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "03_attention.py", RAIZ / "lab" / "04_multihead.py"]:
+        shutil.copy(arquivo, lab / arquivo.name)
     original = (RAIZ / "lab" / script).read_text(encoding="utf-8")
     assert original.count(de) == 1, de
     copia = lab / f"meu_{script[:2]}.py"

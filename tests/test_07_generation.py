@@ -323,7 +323,7 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
                      "-> os mesmos\n", "Semente 0 de novo: o mesmo texto, token a token.",
                      "= fórmula", "Causal: o cache é a conta certa.",
                      "o K guardado fica velho a partir da camada 2",
-                     "7 de 7 experimento(s) rodaram.",
+                     "7 de 7 experimentos rodaram.",
                      "Próximo passo: lab/08_since_2017.py"):
         assert esperado in r.saida, esperado
     assert "NÃO" not in r.saida

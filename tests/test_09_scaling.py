@@ -246,7 +246,7 @@ def test_script_inteiro(execucao_completa):
     assert "Traceback" not in saida
     for k in range(1, 7):
         assert f"Experimento {k}/6" in r.saida
-    assert "6 de 6 experimento(s) rodaram." in r.saida
+    assert "6 de 6 experimentos rodaram." in r.saida
     for nome in ("09_kaplan_chinchilla.png", "09_iso_flop.png", "09_inferencia.png"):
         assert (figuras / nome).stat().st_size > 10_000
     linhas = r.saida.splitlines()

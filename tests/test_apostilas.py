@@ -85,7 +85,8 @@ def _variantes(script: str) -> list[str]:
 
 _EXECUCOES: dict = {}
 CABECALHO = re.compile(r"^(?:Experimento|Verificação) (\d+)/\d+ · ")
-RESUMO = ("Resumo", "experimento(s) rodaram", "Próximo passo", "verificação(ões) rodaram")
+RESUMO = ("Resumo", "experimentos rodaram", "experimentos rodou", "experimento rodou",
+          "Próximo passo", "verificações rodaram", "verificações rodou")
 
 
 def _separar_so(args: str):

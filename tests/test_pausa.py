@@ -139,7 +139,7 @@ def test_pausa_no_terminal_80x30(gpt2_12_camadas, tmp_path):
                               "o fim da lição")
         quadro = "\n".join(linhas)
         assert "fim: 0" in linhas, quadro
-        assert "6 de 6 experimento(s) rodaram." in linhas, quadro  # r não conta duas vezes
+        assert "6 de 6 experimentos rodaram." in linhas, quadro  # r não conta duas vezes
         assert tela.pausas_vistas() == len(PASSOS)  # nenhuma pausa fora do roteiro
     finally:
         tela.fechar()
