@@ -66,7 +66,9 @@ from pathlib import Path
 RAIZ = Path(__file__).resolve().parent.parent
 PASTA_MODELO = RAIZ / ".bench" / "gpt2-aleatorio"
 sys.path.insert(0, str(RAIZ / "lab"))
-import common  # noqa: E402  (o parser em português e os números com vírgula; sem torch)
+import console  # noqa: E402  (os números com vírgula; sem torch)
+import carregar_gpt2  # noqa: E402  (os tamanhos do GPT-2)
+import licao  # noqa: E402  (o parser em português)
 
 PISO = """
 import torch, transformers
@@ -83,11 +85,11 @@ import sys
 sys.path[:0] = [r"{testes}", r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
-import common
+import licao
 from conftest import construir_tokenizador
 # O tokenizador aprende os textos das lições: assim eles viram mais ou menos as mesmas
 # quantidades de tokens que no GPT-2 de verdade (palavras comuns = um token).
-l05 = common.importar_licao("05_block")
+l05 = licao.importar_licao("05_block")
 construir_tokenizador(r"{pasta}", vocab=2000, textos=l05.TEXTOS + l05.LENTE)
 torch.manual_seed(0)
 GPT2LMHeadModel(GPT2Config()).save_pretrained(r"{pasta}", safe_serialization=True)
@@ -112,8 +114,8 @@ from pathlib import Path
 sys.path[:0] = [r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
-import common
-L, d, h = common.TAMANHOS_GPT2["{nome}"]
+import carregar_gpt2
+L, d, h = carregar_gpt2.TAMANHOS_GPT2["{nome}"]
 with torch.device("meta"):                  # só as formas: nada de 2 cópias ao criar
     modelo = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h))
 modelo.to_empty(device="cpu")
@@ -154,7 +156,7 @@ def _segundos(padrao: str, linhas: list[str]) -> float | None:
     return None
 
 
-num, inteiro, pct = common.num, common.inteiro, common.pct
+num, inteiro, pct = console.num, console.inteiro, console.pct
 META_PRIMEIRA = 0.5    # s
 META_RAZAO = 1.5       # x o piso
 META_PICO = 1.5e9      # bytes
@@ -444,7 +446,7 @@ def perfil(script: Path, extra: list[str], ambiente: dict, linhas: int,
           "(torch, transformers...).\n"
           "'acumulado' é o tempo na função e nas que ela chama; 'próprio', só dentro dela.\n"
           "O cProfile deixa o Python mais lento: leia as frações.")
-    largura = common.largura()
+    largura = console.largura()
 
     def tabela(titulo, escolhidos):
         print(f"\n{titulo}")
@@ -537,26 +539,7 @@ def _argumentos(texto: str) -> list[str]:
                                          "abertas?)") from None
 
 
-class _Parser(common._Parser):
-    """O parser das lições (uso:, opções, erros em português), mais as frases do argparse
-    que ele ainda não traduz; a mensagem de erro é quebrada na largura do terminal."""
-    _MAIS = {
-        "ignored explicit argument": "não aceita valor",
-        "expected at least one argument": "esperava ao menos um valor",
-        "expected at most one argument": "esperava no máximo um valor",
-        "could match": "pode ser",
-        "not allowed with argument": "não combina com a opção",
-    }
-
-    def error(self, message):
-        import textwrap
-
-        for ingles, portugues in {**self._MAIS, **self._TRADUCOES}.items():
-            message = message.replace(ingles, portugues)
-        message = re.sub(r"\bargument\b", "opção", message)
-        linhas = [textwrap.fill(linha, common.largura() - 2, initial_indent="erro: " * (i == 0))
-                  for i, linha in enumerate(message.splitlines())]
-        super().error("\n".join(linhas).removeprefix("erro: "))
+_Parser = licao._Parser  # o parser das lições: uso:, opções e erros em português
 
 
 def criar_parser() -> argparse.ArgumentParser:
@@ -567,7 +550,7 @@ def criar_parser() -> argparse.ArgumentParser:
         "carregar o GPT-2 e uma passada), em rodadas que intercalam piso e lições até as "
         "razões pararem de mexer. Usa um GPT-2 de 124M com pesos aleatórios em .bench/ "
         "(criado na primeira vez; não precisa de rede).",
-        formatter_class=common._Formatador,
+        formatter_class=licao._Formatador,
         add_help=False,
         epilog="Exemplos:\n"
         "  benchmark.py --licoes todas\n"
@@ -606,14 +589,14 @@ def criar_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    common._preparar_saida()
+    console.preparar_saida()
     p = criar_parser()
     args = p.parse_args(argv)
     tamanhos = [t.strip() for t in args.tamanhos.split(",") if t.strip()]
-    desconhecidos = [t for t in tamanhos if t not in common.TAMANHOS_GPT2]
+    desconhecidos = [t for t in tamanhos if t not in carregar_gpt2.TAMANHOS_GPT2]
     if desconhecidos:
         p.error(f"--tamanhos: não conheço {', '.join(desconhecidos)}; use "
-                f"{', '.join(common.TAMANHOS_GPT2)}")
+                f"{', '.join(carregar_gpt2.TAMANHOS_GPT2)}")
     if args.so_tamanhos and not tamanhos:
         p.error("--so-tamanhos precisa de --tamanhos")
     if args.max_rodadas < args.repeticoes:

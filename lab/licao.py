@@ -66,7 +66,7 @@ _MENSAGENS = {
     "invalid choice: %(value)r (choose from %(choices)s)":
         "escolha inválida: %(value)r (escolha entre %(choices)s)",
     "not allowed with argument %s": "não combina com a opção %s",
-    "ignored explicit argument %r": "valor ignorado: %r",
+    "ignored explicit argument %r": "não aceita valor %r",
     "%(prog)s: error: %(message)s\n": "%(prog)s: erro: %(message)s\n",
     "one of the arguments %s is required": "uma das opções %s é obrigatória",
 }
