@@ -338,14 +338,17 @@ def exp_cabecas(licao):
         return
     camada = min(5, L - 1)
     lado = math.ceil(math.sqrt(h))
-    fig, eixos = figuras.figura(2.2 * lado + 1, 2.3 * math.ceil(h / lado),
-                                nrows=math.ceil(h / lado), ncols=lado, squeeze=False)
+    largura = 2.2 * lado + 1                                   # + 1 polegada: a barra de cor
+    fig, eixos = figuras.figura(largura, 2.3 * math.ceil(h / lado), nrows=math.ceil(h / lado),
+                                ncols=lado, squeeze=False, margens=(0.2, 1.3, 0.2, 0.9),
+                                ajuste={"wspace": 0.15, "hspace": 0.3})  # sem o layout automático
     for j, ax in enumerate(eixos.flat):
         ax.set_axis_off()
         if j < h:
             imagem = ax.imshow(pesos[camada, j].numpy(), cmap="viridis", vmin=0, vmax=1)
             ax.set_title(f"{camada}.{j}", fontsize=11)
-    fig.colorbar(imagem, ax=eixos.ravel().tolist(), shrink=0.8, label="peso de atenção")
+    barra = fig.add_axes([1 - 0.9 / largura, 0.15, 0.2 / largura, 0.65])
+    fig.colorbar(imagem, cax=barra, label="peso de atenção")
     fig.suptitle(f"{licao.modelo_curto}: as {h} cabeças da camada {camada}\n"
                  "(linha = quem olha, coluna = para quem)")
     licao.salvar_figura(fig, "04_cabecas_camada.png")
