@@ -360,7 +360,7 @@ def padroes(modelo, ids):
         for b in modelo.transformer.h]
     try:
         with torch.no_grad():
-            modelo(ids)
+            modelo.transformer(ids)                            # sem a cabeça de saída
             todas = []
             for bloco, x in zip(modelo.transformer.h, entradas):
                 B, T, C = x.shape                              # (B, T, C)

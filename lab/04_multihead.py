@@ -174,8 +174,10 @@ def mascara_aditiva(T):
                                          float("-inf"))[None, None]
 
 
-def entradas_e_saidas(modelo, ids):
-    """Entrada e saída de cada camada de atenção num forward normal do modelo."""
+def entradas_e_saidas(modelo, ids, logits=False):
+    """Entrada e saída de cada camada de atenção num forward normal do modelo. Com
+    logits=True, também os logits desse forward; sem, ele para antes da cabeça de saída
+    (que faria 50.257 produtos escalares por token à toa)."""
     pares = []
 
     def gancho(_m, args, kwargs, saida):
@@ -186,18 +188,18 @@ def entradas_e_saidas(modelo, ids):
                for b in modelo.transformer.h]
     try:
         with torch.no_grad():
-            modelo(ids)
+            saida = modelo(ids) if logits else modelo.transformer(ids)
     finally:
         for g in ganchos:
             g.remove()
-    return pares
+    return (pares, saida.logits) if logits else pares          # logits (1, T, V)
 
 
-def pesos_do_gpt2(modelo, ids):
+def pesos_do_gpt2(modelo, pares):
     """Pesos de atenção de todas as camadas e cabeças do GPT-2, (L, h, T, T): a nossa
-    AtencaoMultiCabeca com os pesos de cada camada, na entrada que cada camada recebeu."""
+    AtencaoMultiCabeca com os pesos de cada camada, na entrada que cada camada recebeu
+    (pares = entradas_e_saidas(modelo, ids))."""
     cfg = modelo.config
-    pares = entradas_e_saidas(modelo, ids)
     with torch.no_grad():
         return torch.stack([nossa_camada(bloco.attn, cfg).pesos(x)[0]      # (h, T, T)
                             for bloco, (x, _) in zip(modelo.transformer.h, pares)])
@@ -309,7 +311,7 @@ def exp_cabecas(licao):
     modelo, tok = licao.gpt2()
     cfg = modelo.config
     ids = ids_do_texto(tok, cfg)
-    pesos = pesos_do_gpt2(modelo, ids)                         # (L, h, T, T)
+    pesos = pesos_do_gpt2(modelo, entradas_e_saidas(modelo, ids))  # (L, h, T, T)
     L, h, T = pesos.shape[0], pesos.shape[1], ids.shape[1]
     notas = L03.notas_de_padrao(pesos)                         # 3 x (L, h)
     dizer(f"{T} tokens de texto; as {L * h} cabeças ({L} camadas x {h}). Para cada uma, o\n"
@@ -380,9 +382,8 @@ def exp_inducao(licao):
     ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
     dizer(f"{n} tokens sorteados, repetidos duas vezes, depois de um <|endoftext|>\n"
           f"(como um início de documento): {1 + 2 * n} tokens ao todo.\n")
-    with torch.no_grad():
-        logits = modelo(ids).logits                             # (1, T, V)
-    pesos = pesos_do_gpt2(modelo, ids)                         # (L, h, T, T)
+    pares, logits = entradas_e_saidas(modelo, ids, logits=True)  # um forward: (1, T, V)
+    pesos = pesos_do_gpt2(modelo, pares)                       # (L, h, T, T)
     notas = notas_de_inducao(pesos, n)                         # (L, h)
     L, h = notas.shape
     plano = notas.flatten()

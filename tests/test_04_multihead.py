@@ -174,7 +174,10 @@ def test_inducao_e_perdas_contra_o_transformers(pequeno):
     atencoes = torch.cat(saida.attentions)                       # (L, h, T, T)
     diagonal = atencoes.diagonal(offset=-(n - 1), dim1=-2, dim2=-1)  # (L, h, T - n + 1)
     esperado = diagonal[..., -n:].mean(-1)
-    assert (L04.notas_de_inducao(L04.pesos_do_gpt2(modelo, ids), n) - esperado).abs().max() < 1e-5
+    pares, logits = L04.entradas_e_saidas(modelo, ids, logits=True)
+    assert torch.allclose(logits, saida.logits, atol=1e-6)      # o mesmo forward, com ganchos
+    assert (L04.notas_de_inducao(L04.pesos_do_gpt2(modelo, pares), n) - esperado).abs().max() \
+        < 1e-5
     p1, p2 = L04.perdas_por_copia(saida.logits, ids, n)
     with torch.no_grad():
         rotulos = torch.full_like(ids, -100)
@@ -395,7 +398,7 @@ def test_pesos_do_gpt2_pela_nossa_classe_iguais_aos_do_transformers(pequeno):
     os pesos são os output_attentions da GPT2Attention eager."""
     modelo, tok = pequeno
     ids = L04.ids_do_texto(tok, modelo.config)
-    nossos = L04.pesos_do_gpt2(modelo, ids)
+    nossos = L04.pesos_do_gpt2(modelo, L04.entradas_e_saidas(modelo, ids))
     with torch.no_grad():
         deles = torch.cat(modelo(ids, output_attentions=True).attentions)  # (L, h, T, T)
     assert nossos.shape == deles.shape and (nossos - deles).abs().max() < 1e-5
