@@ -114,21 +114,34 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         """Uso errado: a mensagem em português, quebrada em 80 colunas, e saída 2."""
         self.print_usage(sys.stderr)
-        texto = quebrar(f"erro: {message}", recuo=0)
+        import textwrap  # sem quebrar no hífen: '--tokens-' + 'inferencia' não é uma opção
+
+        texto = textwrap.fill(f"erro: {message}", width=largura() - 1, break_on_hyphens=False)
         sys.stderr.write(f"{texto}\nPara ajuda: {self.prog} --help\n")
         sys.exit(2)
 
 
 # ---------------------------------------------------------------- os validadores de opção
-def _numero(texto: str, tipo):
+_SUFIXOS = {"k": 3, "K": 3, "M": 6, "B": 9, "T": 12}  # mil, milhão, bilhão, trilhão
+
+
+def _numero(texto: str, tipo, sufixos: bool = False):
     texto = texto.strip()
-    return int(texto) if tipo is int else float(texto.replace(",", "."))
+    if tipo is int:
+        return int(texto)
+    texto = texto.replace(",", ".")
+    if sufixos and texto[-1:] in _SUFIXOS and "e" not in texto.lower():
+        texto = f"{texto[:-1].rstrip()}e{_SUFIXOS[texto[-1]]}"  # '1.4T' -> '1.4e12': exato
+    return float(texto)
 
 
 def _g(x) -> str:
-    """1e-3 -> '0,001', 1.5 -> '1,5', 30 -> '30': um limite de opção no formato pt-BR (um
-    inteiro sai inteiro, como o aluno o digitaria)."""
-    return str(x) if isinstance(x, int) else f"{x:g}".replace(".", ",")
+    """1e-3 -> '0,001', 1.5 -> '1,5', 30 -> '30', 1e30 -> '1e30': um limite de opção no
+    formato pt-BR (um inteiro sai inteiro, como o aluno o digitaria)."""
+    if isinstance(x, int):
+        return str(x)
+    mantissa, e, expoente = f"{x:g}".partition("e")
+    return mantissa.replace(".", ",") + (f"e{int(expoente)}" if e else "")
 
 
 def _faixa(minimo, maximo) -> str:
@@ -161,20 +174,28 @@ def inteiro_entre(minimo: int | None = None, maximo: int | None = None,
 
 
 def real_entre(minimo: float | None = None, maximo: float | None = None,
-               exemplo: str | None = None, inclui_minimo: bool = True):
+               exemplo: str | None = None, inclui_minimo: bool = True,
+               sufixos: bool = False):
     """Tipo de opção: um número real em [minimo, maximo] (ou (minimo, maximo] com
-    inclui_minimo=False); aceita vírgula decimal ("1,5") e notação 1e-3."""
+    inclui_minimo=False); aceita vírgula decimal ("1,5") e notação 1e-3. Com
+    sufixos=True, também quantidades como as que as lições imprimem: 8k, 400M, 70B,
+    1,4T (mil, milhão, bilhão, trilhão)."""
     def ler(texto: str) -> float:
         try:
-            x = _numero(texto, float)
+            x = _numero(texto, float, sufixos)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"'{texto}' não é um número" + (f"; exemplo: {exemplo}" if exemplo else "")
             ) from None
         abaixo = minimo is not None and (x < minimo or (x == minimo and not inclui_minimo))
         if not math.isfinite(x) or abaixo or (maximo is not None and x > maximo):
-            faixa = (f"entre {_g(minimo)} e {_g(maximo)}" if minimo is not None
-                     and maximo is not None else _faixa(minimo, maximo))
+            if minimo is not None and not inclui_minimo:
+                faixa = f"maior que {_g(minimo)}" + (f" e até {_g(maximo)}"
+                                                     if maximo is not None else "")
+            elif minimo is not None and maximo is not None:
+                faixa = f"entre {_g(minimo)} e {_g(maximo)}"
+            else:
+                faixa = _faixa(minimo, maximo)
             raise argparse.ArgumentTypeError(
                 f"{texto} está fora do intervalo; use um número {faixa}"
                 + (f" (exemplo: {exemplo})" if exemplo else ""))
