@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import common
-from conftest import RAIZ, ambiente_de_aluno, rodar_script
+from conftest import RAIZ, ambiente_de_aluno, rodar_script, pasta_da_sessao
 
 licao = common.importar_licao("09_scaling")
 
@@ -228,7 +228,7 @@ def test_ler_numero():
 # ------------------------------------------------------------ o script de ponta a ponta
 @pytest.fixture(scope="module")
 def execucao_completa(tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("licao09")
+    pasta = pasta_da_sessao("licao09")
     r = rodar_script("09_scaling.py", "--figuras", str(pasta / "fig"),
                      env={"LAB_MODELO": str(pasta / "nada")})
     return r, pasta / "fig"
