@@ -12,6 +12,8 @@ Serve para mostrar que uma mudança na suíte não perdeu conferências. Dois us
         tests/test_cpus.py, que herdam PYTEST_ADDOPTS se o plugin vier por ali) soma uma
         linha "pid asserções_que_passaram testes_que_falharam" ao arquivo CONTAR_ASSERTS.
         Apague tests/__pycache__ antes: o pytest guarda os testes já reescritos sem o gancho.
+        Com CONTAR_PROCESSOS=arquivo, cada subprocesso Python que um teste começa vira uma
+        linha "teste<TAB>comando" nesse arquivo (para contar as lições rodadas).
 """
 from __future__ import annotations
 
@@ -22,6 +24,25 @@ from pathlib import Path
 
 _passaram = 0
 _falharam = 0
+
+
+def pytest_configure(config):
+    destino = os.environ.get("CONTAR_PROCESSOS")
+    if not destino:
+        return
+    import subprocess
+
+    original = subprocess.Popen.__init__
+
+    def contar(self, args, *a, **k):
+        partes = [str(x) for x in (args if isinstance(args, (list, tuple)) else [args])]
+        if any("python" in p for p in partes[:3]) or "python" in " ".join(partes)[:200]:
+            teste = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+            with open(destino, "a", encoding="utf-8") as f:
+                f.write(teste + "\t" + " ".join(partes)[:300].replace("\n", " ") + "\n")
+        return original(self, args, *a, **k)
+
+    subprocess.Popen.__init__ = contar
 
 
 def pytest_assertion_pass(item, lineno, orig, expl):

@@ -226,7 +226,8 @@ def _registrar(linha: dict) -> None:
     base = pasta()
     if base is None:
         return
-    texto = json.dumps(linha, ensure_ascii=False) + "\n"
+    teste = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    texto = json.dumps({**linha, "teste": teste}, ensure_ascii=False) + "\n"
     with open(base / "execucoes.log", "a", encoding="utf-8") as f:
         f.write(texto)
 
