@@ -24,7 +24,6 @@ import json
 import os
 import pickle
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -239,13 +238,20 @@ def _pode_ser_quente(script: Path, args, ambiente: dict, entrada) -> bool:
             and ambiente.get("PYTHONIOENCODING") is not None)
 
 
+def _cpu_dos_filhos() -> float:
+    try:
+        import resource                          # não existe no Windows
+    except ImportError:
+        return 0.0
+    uso = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return uso.ru_utime + uso.ru_stime
+
+
 def _subprocesso(argv, ambiente, entrada, timeout):
-    antes = resource.getrusage(resource.RUSAGE_CHILDREN)
+    antes = _cpu_dos_filhos()
     r = subprocess.run(argv, cwd=RAIZ, capture_output=True, env=ambiente,
                        input=(entrada or "").encode(), timeout=timeout)
-    depois = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (depois.ru_utime - antes.ru_utime) + (depois.ru_stime - antes.ru_stime)
-    return r.returncode, r.stdout, r.stderr, cpu
+    return r.returncode, r.stdout, r.stderr, _cpu_dos_filhos() - antes
 
 
 def rodar(script: Path, args: list[str], ambiente: dict, entrada: str | None = None,

@@ -89,6 +89,8 @@ QUENTE = [
 ]
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="sem fork (Windows): o interpretador "
+                    "quente não é usado, toda lição roda num processo novo")
 @pytest.mark.parametrize("variante, casos", QUENTE, ids=[v for v, _ in QUENTE])
 def test_quente_igual_a_processo_novo(variante, casos, gpt2_pequeno, tmp_path):
     """Mesmas linhas (fora os tempos medidos), mesmo stderr, mesmo código de saída:
