@@ -13,7 +13,12 @@ Serve para mostrar que uma mudança na suíte não perdeu conferências. Dois us
         linha "pid asserções_que_passaram testes_que_falharam" ao arquivo CONTAR_ASSERTS.
         Apague tests/__pycache__ antes: o pytest guarda os testes já reescritos sem o gancho.
         Com CONTAR_PROCESSOS=arquivo, cada subprocesso Python que um teste começa vira uma
-        linha "teste<TAB>comando" nesse arquivo (para contar as lições rodadas).
+        linha "teste<TAB>comando" nesse arquivo (para contar as lições rodadas);
+
+    .venv/bin/python ferramentas/contar_asserts.py --execucoes PASTA/sessao/execucoes.log
+        resume o registro das execuções de lição de uma sessão (tests/sessao.py): quantas
+        foram guardadas (não rodaram), quantas rodaram no interpretador quente, quantas num
+        processo novo, e os segundos de CPU de cada grupo.
 """
 from __future__ import annotations
 
@@ -73,7 +78,24 @@ def contar(pasta: Path) -> tuple[int, int]:
     return asserts, testes
 
 
+def resumir_execucoes(registro: Path) -> None:
+    import collections
+    import json
+
+    linhas = [json.loads(x) for x in registro.read_text(encoding="utf-8").splitlines() if x]
+    quantas = collections.Counter(x.get("modo", x.get("evento")) for x in linhas)
+    cpu = collections.Counter()
+    for x in linhas:
+        cpu[x.get("modo")] += x.get("cpu") or 0
+    print(f"{len(linhas)} pedidos de execução de lição:")
+    for modo, n in quantas.most_common():
+        print(f"  {n:5} {modo:12} {cpu[modo]:8.0f} s de CPU")
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--execucoes"]:
+        resumir_execucoes(Path(sys.argv[2]))
+        sys.exit(0)
     pasta = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests"
     asserts, testes = contar(pasta)
     print(f"{pasta}: {asserts} assert em {testes} funções de teste")

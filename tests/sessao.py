@@ -187,7 +187,9 @@ SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
 _INDISPONIVEIS: dict = {}
-MAX_SERVIDORES = 4
+# Cada servidor ocupa uns 250 MB só dele: as 4 variantes do test_apostilas, a base em cp1252
+# e uma de folga, sem ficar fechando e reabrindo.
+MAX_SERVIDORES = 6
 
 
 def _servidor(ambiente: dict):
