@@ -25,8 +25,8 @@ from terminal import COLUNAS, Tela, sem_tmux
 
 # ------------------------------------------------------------------ num pipe
 def _sem_tempos(texto: str) -> str:
-    """Tempos medidos mudam de uma execução para outra: '(0,5 s)' -> '(N s)'."""
-    return re.sub(r"\d+,\d s\b", "N s", texto)
+    """Tempos medidos mudam de uma execução para outra: '(0,5 s)' -> '( N s)'."""
+    return re.sub(r"\s*\d+,\d\s+s\b", " N s", texto)  # também com a linha quebrada no meio
 
 
 def _rodar_em_pipe(argumentos: str, entrada: str, modelo: Path) -> str:
