@@ -15,7 +15,7 @@ import shlex
 import pytest
 
 import common
-from conftest import RAIZ, rodar_script, ENCANAMENTO
+from conftest import RAIZ, rodar_script, ENCANAMENTO, modelo_compartilhado
 from gpt2_real import construir_gpt2_real, tokenizador_real
 
 L01 = common.importar_licao("01_tokens")
@@ -36,7 +36,7 @@ def real():
 
 @pytest.fixture(scope="module")
 def pasta_real(tmp_path_factory):
-    return construir_gpt2_real(tmp_path_factory.mktemp("tok_real_apostila"), com_pesos=False)
+    return modelo_compartilhado("tok_real", lambda p: construir_gpt2_real(p, com_pesos=False))
 
 
 def test_ha_blocos_com_o_gpt2():

@@ -10,7 +10,7 @@ import unicodedata
 import pytest
 
 import common
-from conftest import rodar_script
+from conftest import rodar_script, modelo_compartilhado
 from gpt2_real import construir_gpt2_real, tokenizador_real
 
 L01 = common.importar_licao("01_tokens")
@@ -24,7 +24,7 @@ def real():
 @pytest.fixture(scope="module")
 def pasta_real(tmp_path_factory):
     """Só o tokenizador real (a lição 01 não precisa de pesos)."""
-    return construir_gpt2_real(tmp_path_factory.mktemp("tok_real"), com_pesos=False)
+    return modelo_compartilhado("tok_real", lambda p: construir_gpt2_real(p, com_pesos=False))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, rodar_script, modelo_compartilhado
 from gpt2_real import construir_gpt2_real, tokenizador_real
 
 L02 = common.importar_licao("02_embeddings")
@@ -62,9 +62,10 @@ def test_parametros_no_texto():
 
 @pytest.fixture(scope="module")
 def pasta(tmp_path_factory):
-    return construir_gpt2_real(tmp_path_factory.mktemp("gpt2_real_apostila02"))
+    return modelo_compartilhado("gpt2_real", construir_gpt2_real)
 
 
+@pytest.mark.cpus
 def test_bloco_do_experimento_5(pasta):
     """O bloco sem marca do experimento 5: as linhas que não dependem dos pesos saem
     iguais num GPT-2 pequeno com o tokenizador real (só a largura d muda: 32 aqui)."""
@@ -99,6 +100,7 @@ def test_resposta_sem_amarrar():
     assert soma_state_dict == n_solto  # a matriz amarrada aparece duas vezes no state_dict
 
 
+@pytest.mark.cpus
 def test_resposta_tabela_senoidal():
     """Exercício 4: o código da resposta, rodado como está, imprime o 0,973 que ela cita."""
     import contextlib
@@ -117,6 +119,7 @@ def test_resposta_tabela_senoidal():
     diz("As duas contas dão 0,973 (com três casas)")
 
 
+@pytest.mark.cpus
 def test_resposta_gradiente_esparso():
     """Exercício 1: nn.Embedding, um oráculo independente do one-hot do script."""
     import torch

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import common
-from conftest import rodar_script
+from conftest import rodar_script, modelo_compartilhado, pasta_da_sessao
 from gpt2_real import construir_gpt2_real
 
 L02 = common.importar_licao("02_embeddings")
@@ -21,7 +21,7 @@ L08 = common.importar_licao("08_since_2017")
 
 @pytest.fixture(scope="module")
 def pasta(tmp_path_factory):
-    return construir_gpt2_real(tmp_path_factory.mktemp("gpt2_real_pequeno"))
+    return modelo_compartilhado("gpt2_real", construir_gpt2_real)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def modelo(pasta):
 
 @pytest.fixture(scope="module")
 def saida(pasta, tmp_path_factory):
-    figuras = tmp_path_factory.mktemp("figuras02")
+    figuras = pasta_da_sessao("figuras02")
     r = rodar_script("02_embeddings.py", "--figuras", str(figuras),
                      env={"LAB_MODELO": str(pasta)})
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-3000:]

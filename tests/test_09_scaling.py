@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from console import cientifico, num
-from conftest import ENCANAMENTO, RAIZ, ambiente_de_aluno, rodar_script
+from conftest import ENCANAMENTO, RAIZ, ambiente_de_aluno, pasta_da_sessao, rodar_script
 from licao import importar_licao
 
 licao = importar_licao("09_scaling")
@@ -260,7 +260,7 @@ def test_ler_volume_do_modo_interativo():
 # ------------------------------------------------------------ o script de ponta a ponta
 @pytest.fixture(scope="module")
 def execucao_completa(tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("licao09")
+    pasta = pasta_da_sessao("licao09")
     r = rodar_script("09_scaling.py", "--figuras", str(pasta / "fig"),
                      env={"LAB_MODELO": str(pasta / "nada")})
     return r, pasta / "fig"
