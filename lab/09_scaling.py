@@ -709,10 +709,14 @@ As contas são as de <code>lab/09_scaling.py</code>; a explicação, em
 <div class="rolagem"><table id="divisao">
 <thead><tr><th></th><th>Kaplan et al. 2020</th><th>Chinchilla (reajuste)</th></tr></thead>
 <tbody>
-<tr><td>parâmetros <i>N</i></td><td data-campo="kaplan.N"></td><td data-campo="chinchilla.N"></td></tr>
-<tr><td>tokens de treino <i>D</i></td><td data-campo="kaplan.D"></td><td data-campo="chinchilla.D"></td></tr>
-<tr><td>tokens por parâmetro</td><td data-campo="kaplan.razao"></td><td data-campo="chinchilla.razao"></td></tr>
-<tr><td>perda prevista</td><td data-campo="kaplan.perda"></td><td data-campo="chinchilla.perda"></td></tr>
+<tr><td>parâmetros <i>N</i></td>
+<td data-campo="kaplan.N"></td><td data-campo="chinchilla.N"></td></tr>
+<tr><td>tokens de treino <i>D</i></td>
+<td data-campo="kaplan.D"></td><td data-campo="chinchilla.D"></td></tr>
+<tr><td>tokens por parâmetro</td>
+<td data-campo="kaplan.razao"></td><td data-campo="chinchilla.razao"></td></tr>
+<tr><td>perda prevista</td>
+<td data-campo="kaplan.perda"></td><td data-campo="chinchilla.perda"></td></tr>
 </tbody></table></div>
 <p data-campo="comparacao"></p>
 <p class="fraco">Kaplan: <i>N</i> = 1,3·10⁹ × (<i>C</i>/2 em PF-dias)<sup>0,73</sup> e
@@ -735,7 +739,8 @@ orçamento de treino (tracejada), com a mesma perda</span></p>
 </section>
 <section id="s-inferencia">
 <h2>4. Precificar a inferência também</h2>
-<label class="caixa"><input type="checkbox" id="inferencia"> Precificar a inferência também</label>
+<label class="caixa"><input type="checkbox" id="inferencia"> Precificar a inferência
+também</label>
 <div id="painel-inferencia" hidden>
 <label for="volume">Tokens servidos na vida útil: <output data-campo="Dinf" class="numero">
 </output></label>
@@ -750,10 +755,14 @@ orçamento de treino (tracejada), com a mesma perda</span></p>
 <tbody>
 <tr><td>parâmetros <i>N</i></td><td data-campo="so_treino.N"></td><td data-campo="inf.N"></td></tr>
 <tr><td>tokens de treino</td><td data-campo="so_treino.D"></td><td data-campo="inf.D"></td></tr>
-<tr><td>tokens por parâmetro</td><td data-campo="so_treino.razao"></td><td data-campo="inf.razao"></td></tr>
-<tr><td>treino (FLOPs)</td><td data-campo="so_treino.treino"></td><td data-campo="inf.treino"></td></tr>
-<tr><td>inferência (FLOPs)</td><td data-campo="so_treino.servir"></td><td data-campo="inf.servir"></td></tr>
-<tr><th>total (FLOPs)</th><th data-campo="so_treino.total"></th><th data-campo="inf.total"></th></tr>
+<tr><td>tokens por parâmetro</td>
+<td data-campo="so_treino.razao"></td><td data-campo="inf.razao"></td></tr>
+<tr><td>treino (FLOPs)</td>
+<td data-campo="so_treino.treino"></td><td data-campo="inf.treino"></td></tr>
+<tr><td>inferência (FLOPs)</td>
+<td data-campo="so_treino.servir"></td><td data-campo="inf.servir"></td></tr>
+<tr><th>total (FLOPs)</th>
+<th data-campo="so_treino.total"></th><th data-campo="inf.total"></th></tr>
 </tbody></table></div>
 <p data-campo="resumo"></p>
 </div>
@@ -783,7 +792,8 @@ PAGINA_ESTILO = """
 .colunas { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 2rem; }
 #divisao th, #tabela-inferencia th, #divisao td:first-child,
 #tabela-inferencia td:first-child { white-space: normal; }
-@media (min-width: 1000px) { .colunas { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
+@media (min-width: 1000px) {
+  .colunas { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
   #divisao td:first-child, #tabela-inferencia td:first-child { white-space: nowrap; } }
 header p { margin-top: 0; }
 #divisao, #tabela-inferencia { width: 100%; }
@@ -1026,7 +1036,8 @@ function desenhar(estado) {
   const pontos = [];
   if (estado.inferencia) {
     const alvo = perda(nc, dc), [ni, di] = otimo_com_inferencia(alvo, estado.Dinf);
-    curva(custo_treino(ni, di), {stroke: "#1b7f3a", "stroke-width": 2, "stroke-dasharray": "6 4"});
+    curva(custo_treino(ni, di), {stroke: "#1b7f3a", "stroke-width": 2,
+                                 "stroke-dasharray": "6 4"});
     curvas.append(svg("line", {x1: m.esq, x2: largura - m.dir, y1: py(alvo), y2: py(alvo),
                                stroke: "#1b7f3a", "stroke-width": 1, "stroke-dasharray": "2 3"}));
     pontos.push(["inferencia", ni, alvo,
@@ -1063,8 +1074,8 @@ def pagina() -> str:
     dados = {"reajuste": {"E": r.E, "A": r.A, "B": r.B, "alfa": r.alfa, "beta": r.beta},
              "kaplan": {"NE": KAPLAN_NE, "EXPOENTE": KAPLAN_EXPOENTE, "PF_DIA": PF_DIA},
              "modelos": [list(m) for m in MODELOS]}
-    return paginas.documento(f"Lição {LICAO.numero} · {LICAO.titulo}", PAGINA_CORPO, PAGINA_JS,
-                             dados, PAGINA_ESTILO,
+    return paginas.documento(f"Lição {LICAO.numero} · {LICAO.titulo}", PAGINA_CORPO,
+                             PAGINA_JS, dados, PAGINA_ESTILO,
                              "Leis de escala: orçamento, Kaplan contra Chinchilla, inferência")
 
 

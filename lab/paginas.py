@@ -239,8 +239,8 @@ if (typeof window !== "undefined") {
   window.__erros = [];
   window.addEventListener("error", e => _erro(e.error ? e.error.message : e.message));
   window.addEventListener("unhandledrejection", e => _erro(e.reason));
-  document.addEventListener("securitypolicyviolation",
-                            e => _erro("pedido bloqueado (a página não usa a rede): " + e.blockedURI));
+  document.addEventListener("securitypolicyviolation", e =>
+    _erro("pedido bloqueado (a página não usa a rede): " + e.blockedURI));
   document.addEventListener("DOMContentLoaded", () => iniciar(PAGINA));
 }
 """

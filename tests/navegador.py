@@ -56,7 +56,8 @@ def achar_chromium() -> str | None:
 
 def motivo_para_pular() -> str | None:
     if sys.platform == "win32":
-        return "no Windows os testes do navegador pulam (o pipe do DevTools usa os descritores 3 e 4)"
+        return ("no Windows os testes do navegador pulam (o pipe do DevTools usa os "
+                "descritores 3 e 4)")
     if not achar_chromium():
         return SEM_NAVEGADOR
     return None
@@ -233,7 +234,8 @@ class Navegador:
             const el = document.querySelector({json.dumps(seletor)});
             if (!el) throw new Error("não achei " + {json.dumps(seletor)});
             el.scrollIntoView({{block: "center", inline: "center"}});
-            const r = el.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+            const r = el.getBoundingClientRect();
+            const x = r.left + r.width / 2, y = r.top + r.height / 2;
             const topo = document.elementFromPoint(x, y);
             const ok = topo && (topo === el || el.contains(topo) || (topo.control === el));
             return [x, y, ok ? "" : (topo ? topo.outerHTML.slice(0, 80) : "nada")];
@@ -297,7 +299,8 @@ class Navegador:
                     fora.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}` +
                               `${el.dataset.campo ? "[" + el.dataset.campo + "]" : ""}` +
                               ` vai de ${Math.round(r.left)} a ${Math.round(r.right)} px`);
-                if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== "visible")
+                if (el.scrollWidth > el.clientWidth + 1 &&
+                    getComputedStyle(el).overflowX !== "visible")
                     fora.push(`${el.tagName.toLowerCase()}.${el.className} rola para o lado`);
             }
             return fora; })()""")
@@ -358,7 +361,8 @@ def rodar_no_node(html: str, expressao: str, timeout: float = 60):
     devolve o valor de `expressao` em JSON. Pula sem o Node.js."""
     node = shutil.which("node")
     if not node:
-        pytest.skip("sem Node.js: as contas da página são conferidas só no navegador")
+        pytest.skip("sem Node.js: a grade de contas da página pula (no Debian/Ubuntu: "
+                    "apt-get install nodejs)")
     codigo = (script_da_pagina(html)
               + f"\n;process.stdout.write(JSON.stringify({expressao}));\n")
     r = subprocess.run([node, "-"], input=codigo.encode("utf-8"), capture_output=True,

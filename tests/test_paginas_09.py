@@ -280,7 +280,8 @@ def test_uma_pagina_com_um_termo_errado_falha(tmp_path, navegador):
     """A inferência custando N por token em vez de 2N: o teste do navegador acusa os
     campos que mudam (e só a página errada: a certa passa acima)."""
     nav = navegador
-    errada = pagina_modificada(tmp_path, "function custo_inferencia(N, tokens = 1.0) { return 2 * N",
+    errada = pagina_modificada(tmp_path,
+                               "function custo_inferencia(N, tokens = 1.0) { return 2 * N",
                                "function custo_inferencia(N, tokens = 1.0) { return 1 * N")
     nav.abrir(errada, 1280, 800)
     nav.marcar("#inferencia")
