@@ -15,10 +15,12 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 08 faz igual):
        import paginas
        LICAO = Licao("09", ..., opcoes=[..., *paginas.opcoes()])
 
-2. No fim da lição, depois dos experimentos, uma função que devolve o HTML:
+2. No fim da lição, depois dos experimentos, uma função que devolve o HTML; o corpo,
+   o script e o estilo moram em lab/html/NN_nome.html, .js e .css (`fonte(nome)` os lê):
 
        def pagina() -> str:
-           return paginas.documento("Lição 09 · Leis de escala", CORPO, SCRIPT, dados={...})
+           corpo, script, estilo = (paginas.fonte(f"09_scaling.{e}") for e in ("html", "js", "css"))
+           return paginas.documento("Lição 09 · Leis de escala", corpo, script, {...}, estilo)
 
    - `dados`: o que o Python da lição sabe e a página usa (constantes, tabelas, e, para
      entradas discretas como os 216 jeitos de montar o bloco da 08, os números já
@@ -248,6 +250,15 @@ if (typeof window !== "undefined") {
 # Nenhum pedido a lugar nenhum: só o estilo e o script de dentro do arquivo.
 POLITICA = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
             "img-src data:; base-uri 'none'; form-action 'none'")
+
+
+FONTES = Path(__file__).resolve().parent / "html"
+
+
+def fonte(nome: str) -> str:
+    """O texto de lab/html/<nome>: o HTML, o CSS e o JavaScript de uma página moram em
+    arquivos próprios (a lição fica com o que calcula; o navegador, com o que mostra)."""
+    return (FONTES / nome).read_text(encoding="utf-8")
 
 
 def _json_no_script(dados) -> str:
