@@ -241,7 +241,7 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
                       metavar=metavar or ("N" if getattr(tipo, "__name__", "") == "inteiro"
                                           else "X"))
         if padrao is not None and tipo != "flag" and "(padrão" not in texto:
-            texto += f" (padrão: {padrao if not isinstance(padrao, float) else f'{padrao:g}'})"
+            texto += f" (padrão: {padrao if not isinstance(padrao, float) else _g(padrao)})"
         parser.add_argument(nome, help=texto, **kw)
     return acrescentar
 
