@@ -36,7 +36,8 @@ import pausas
 from console import cano_fechado, dizer, largura, num, plural, preparar_saida, quebrar
 
 __all__ = [
-    "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "ExperimentoPulado",
+    "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
+    "arquivo_de_texto", "no_maximo", "ExperimentoPulado",
     "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "semear", "RAIZ",
 ]
 
@@ -222,6 +223,61 @@ def lista_de_inteiros(exemplo: str = "--so 2,4"):
         return numeros
     ler.__name__ = "lista"
     return ler
+
+
+def texto_utf8(exemplo: str | None = None):
+    """Tipo de opção: um texto digitado no terminal. Bytes que não são UTF-8 (um terminal em
+    Latin-1 num sistema em UTF-8: $'a\\xe7\\xe3o') chegam ao Python como caracteres
+    substitutos, que o tokenizador recusa com um TypeError; aqui viram uma mensagem."""
+    def ler(texto: str) -> str:
+        try:
+            texto.encode("utf-8")
+        except UnicodeEncodeError as erro:
+            visivel = texto.encode("utf-8", "surrogateescape").decode("utf-8",
+                                                                     "backslashreplace")
+            byte = texto[erro.start].encode("utf-8", "surrogateescape")[0]
+            raise argparse.ArgumentTypeError(
+                f"'{visivel}' não é texto em UTF-8 (o byte \\x{byte:02x} não é): o terminal "
+                "manda o texto em outra codificação. Configure o terminal para UTF-8 e "
+                "digite de novo" + (f" (exemplo: {exemplo})" if exemplo else "")) from None
+        return texto
+    ler.__name__ = "texto"
+    return ler
+
+
+def arquivo_de_texto():
+    """Tipo de opção: o caminho de um arquivo de texto em UTF-8, não vazio; devolve o
+    conteúdo. Um arquivo que não existe, não é UTF-8 ou está vazio dá uma mensagem."""
+    def ler(caminho: str) -> str:
+        arquivo = Path(caminho)
+        if not arquivo.is_file():
+            raise argparse.ArgumentTypeError(
+                f"o arquivo '{caminho}' não existe (confira o caminho)")
+        try:
+            conteudo = arquivo.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise argparse.ArgumentTypeError(
+                f"'{caminho}' não está em UTF-8; salve-o como UTF-8 e tente de novo") from None
+        except OSError as erro:
+            raise argparse.ArgumentTypeError(
+                f"não consegui ler '{caminho}': {erro.strerror or erro}") from None
+        if not conteudo:
+            raise argparse.ArgumentTypeError(f"o arquivo '{caminho}' está vazio")
+        return conteudo
+    ler.__name__ = "arquivo"
+    return ler
+
+
+def no_maximo(n: int, exemplo: str):
+    """Ação de uma opção de vários valores (nargs="+"): mais de n valores é uso errado,
+    com uma mensagem em português (saída 2), antes de a lição gastar memória com eles."""
+    class NoMaximo(argparse.Action):
+        def __call__(self, parser, namespace, valores, opcao=None):
+            if len(valores) > n:
+                parser.error(f"{opcao}: no máximo {n} valores ({len(valores)} dados); "
+                             f"exemplo: {exemplo}")
+            setattr(namespace, self.dest, valores)
+    return NoMaximo
 
 
 def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | None = None,
