@@ -3,7 +3,7 @@ Bloco da lição 05, ln_f e a cabeça amarrada ao wte; os pesos reais sem cópia
 contra o transformers; gerar texto; do gpt2 ao gpt2-xl só L, d e h mudam."""
 import sys
 
-from licao import Licao, importar_licao, opcao
+from licao import Licao, importar_licao, opcao, texto_utf8
 
 LICAO = Licao("06", "O GPT-2 inteiro, de 124M a 1,5B de parâmetros", [
     "Monte o GPT-2 com o Bloco: do texto à próxima palavra",
@@ -12,8 +12,9 @@ LICAO = Licao("06", "O GPT-2 inteiro, de 124M a 1,5B de parâmetros", [
     "Do gpt2 ao gpt2-xl: só L, d e h mudam",
     "Um modelo maior de verdade (--modelo gpt2-medium)",
 ], usa_gpt2={1, 2, 3, 5}, opcoes=[
-    opcao("--texto", str, "The cat sat on the", "frase de entrada dos experimentos 1, 2, 3 "
-          'e 5 (padrão: "The cat sat on the")', '"FRASE"'),
+    opcao("--texto", texto_utf8('--texto "O gato subiu no"'), "The cat sat on the",
+          'frase de entrada dos experimentos 1, 2, 3 e 5 (padrão: "The cat sat on the")',
+          '"FRASE"'),
     opcao("--codigo", "flag", None, "mostra o código do modelo inteiro (as peças das lições "
           "03 a 06, lidas dos arquivos, com o arquivo e a linha de cada uma) e sai"),
 ])
@@ -216,12 +217,6 @@ def modelos(licao):
 
 def tokenizar(licao, tokenizador, posicoes, reserva=0):
     texto = licao.args.texto
-    try:
-        texto.encode("utf-8")
-    except UnicodeEncodeError:   # bytes fora do UTF-8 chegam ao Python como 'surrogates'
-        raise ExperimentoPulado(
-            "o --texto tem bytes que não são UTF-8 (o terminal manda o texto em outra "
-            "codificação): configure o terminal para UTF-8 e digite a frase de novo.") from None
     ids = tokenizador(texto, return_tensors="pt")["input_ids"]   # (1, T)
     if ids.shape[1] == 0:
         raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")

@@ -313,6 +313,7 @@ def test_o_trecho_do_gpt2_na_apostila_e_o_do_script():
     diz("abaixo, sem as docstrings e o `iniciar_como_gpt2`, que vem logo em seguida")
 
 
+@pytest.mark.cpus
 def test_inicializacao_como_a_apostila_diz():
     """Os números da seção 2 sobre um modelo novo: os do teste de test_06_gpt2 (perda a
     menos de 0,1 de ln 163; acima de 80 sem a inicialização do GPT-2)."""
