@@ -552,8 +552,13 @@ class Licao:
         feitos = total - len(self.pulados) - len(self.falhos)
         palavra = self.rotulo.lower()
         plurais = {"experimento": "experimentos", "verificação": "verificações"}
-        rodaram = "rodou" if feitos == 1 else "rodaram"
-        dizer(f"{feitos} de {plural(total, palavra, plurais.get(palavra))} {rodaram}.")
+        if feitos == 0:
+            nenhum, dos = ("Nenhuma", "das") if palavra.endswith("ção") else ("Nenhum", "dos")
+            dizer(f"{nenhum} {palavra} rodou." if total == 1 else
+                  f"{nenhum} {dos} {plural(total, palavra, plurais.get(palavra))} rodou.")
+        else:
+            rodaram = "rodou" if feitos == 1 else "rodaram"
+            dizer(f"{feitos} de {plural(total, palavra, plurais.get(palavra))} {rodaram}.")
         ditos = set()
         for situacao, lista in (("pulado", self.pulados), ("falhou", self.falhos)):
             for k, t, motivo in lista:  # no resumo, só a primeira linha do motivo, uma vez

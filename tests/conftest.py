@@ -133,8 +133,11 @@ def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeo
     guardar=False: um processo novo, sempre."""
     ambiente = ambiente_de_aluno(env)
     caminho = RAIZ / "lab" / script
-    codigo, saida, erros = sessao.rodar(caminho, [str(a) for a in args], ambiente, entrada,
-                                        timeout=timeout, guardar=guardar,
+    # Bytes num argumento (um terminal que não manda UTF-8): vão crus, num processo novo.
+    brutos = any(isinstance(a, bytes) for a in args)
+    codigo, saida, erros = sessao.rodar(caminho, [a if brutos else str(a) for a in args],
+                                        ambiente, entrada, timeout=timeout,
+                                        guardar=guardar and not brutos,
                                         citados=list((env or {}).values()))
     return Execucao([sys.executable, str(caminho), *args], codigo, saida, erros)
 

@@ -228,7 +228,7 @@ def _registrar(linha: dict) -> None:
     if base is None:
         return
     teste = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    texto = json.dumps({**linha, "teste": teste}, ensure_ascii=False) + "\n"
+    texto = json.dumps({**linha, "teste": teste}, ensure_ascii=False, default=repr) + "\n"
     with open(base / "execucoes.log", "a", encoding="utf-8") as f:
         f.write(texto)
 

@@ -909,3 +909,22 @@ def test_conferir_diz_o_que_difere(capsys):
     assert not conferir.conferir(quebra, lambda t: t, [x])
     saida = capsys.readouterr().out
     assert "deu erro" in saida and "na função quebra" in saida and "return t @ t" in saida
+
+
+@pytest.mark.parametrize("rotulo, quantos, rodam, esperado", [
+    ("Experimento", 1, 0, "Nenhum experimento rodou."),
+    ("Experimento", 3, 0, "Nenhum dos 3 experimentos rodou."),
+    ("Experimento", 3, 1, "1 de 3 experimentos rodou."),
+    ("Experimento", 1, 1, "1 de 1 experimento rodou."),
+    ("Verificação", 4, 0, "Nenhuma das 4 verificações rodou."),
+    ("Verificação", 4, 4, "4 de 4 verificações rodaram."),
+])
+def test_resumo_concorda_em_numero_e_genero(capsys, rotulo, quantos, rodam, esperado):
+    li = licao.Licao("99", "teste", [f"e{k}" for k in range(quantos)], rotulo=rotulo)
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def pula(_):
+        raise licao.ExperimentoPulado("sem isto")
+
+    li.rodar({k: (lambda _: None) if k <= rodam else pula for k in range(1, quantos + 1)})
+    assert esperado in capsys.readouterr().out
