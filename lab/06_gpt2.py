@@ -216,8 +216,11 @@ def modelos(licao):
 
 
 def tokenizar(licao, tokenizador, posicoes, reserva=0):
+    """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
+    codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
     texto = licao.args.texto
-    ids = tokenizador(texto, return_tensors="pt")["input_ids"]   # (1, T)
+    ids = tokenizador(texto, return_tensors="pt",
+                      split_special_tokens=True)["input_ids"]   # (1, T)
     if ids.shape[1] == 0:
         raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
     if ids.shape[1] + reserva > posicoes:

