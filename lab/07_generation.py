@@ -365,6 +365,12 @@ def sobreviventes(logits, top_k=0, top_p=1.0, temperatura=1.0):
                .isfinite().sum())
 
 
+def mediana(valores):
+    """A mediana, escrita: com um número par de valores, a média dos dois do meio."""
+    m = statistics.median(valores)
+    return num(m, 0 if m == int(m) else 1)
+
+
 @LICAO.experimento(3)
 def exp_cortes(licao):
     nomes = [repr(t) for t in BRINQUEDO]
@@ -404,11 +410,9 @@ def exp_cortes(licao):
         nucleo.append(c[2])
         dizer(f"  {n + 1:>5}  {token(tok, sorteado):<16}"
               f"{inteiro(c[0]):>9}{inteiro(c[1]):>10}{inteiro(c[2]):>10}")
-    mediana = statistics.median(nucleo)
     dizer(f"\ntop-p 0,9 deixou de {inteiro(min(nucleo))} a {inteiro(max(nucleo))} tokens "
-          f"(mediana {num(mediana, 0 if mediana == int(mediana) else 1)}): o corte se "
-          "adapta à\nconfiança do modelo; o top-k 50 deixa sempre 50 (ou mais, se houver "
-          "empate).")
+          f"(mediana {mediana(nucleo)}): o corte se adapta à\nconfiança do modelo; o top-k "
+          "50 deixa sempre 50 (ou mais, se houver empate).")
 
 
 # ============================================================ experimento 4

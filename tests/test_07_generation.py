@@ -420,14 +420,17 @@ def test_mediana_do_nucleo_e_a_mediana_de_verdade(inteira):
     linhas = re.findall(r"^\s+\d+  \S+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", secao, re.M)
     assert len(linhas) == licao.PASSOS_CORTE
     nucleo = [int(c[2].replace(".", "")) for c in linhas]
-    mediana = statistics.median(nucleo)
-    texto = num(mediana, 0 if mediana == int(mediana) else 1)
-    assert f"(mediana {texto})" in secao, (nucleo, secao)
+    m = statistics.median(nucleo)
+    assert f"(mediana {num(m, 0 if m == int(m) else 1)})" in secao, (nucleo, secao)
     assert all(int(c[0]) >= 50 for c in linhas)                 # top-k 50: 50 ou mais
 
 
-def test_uma_mediana_entre_dois_valores_sai_com_a_casa_decimal():
-    assert num(statistics.median([348, 349, 349, 348]), 1) == "348,5"
+def test_mediana_de_um_numero_par_de_passos():
+    """Com 12 passos, a mediana é a média dos dois do meio (o script dava o de cima)."""
+    assert licao.mediana([348, 349, 349, 348]) == "348,5"
+    assert licao.mediana([1, 2, 3, 1000]) == "2,5"
+    assert licao.mediana([5, 1, 3]) == "3"
+    assert licao.mediana([1200, 1300]) == "1.250"
 
 
 def test_semente_muda_o_sorteio_do_experimento_3(gpt2_pequeno, inteira):
