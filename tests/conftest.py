@@ -125,6 +125,14 @@ class Execucao:
         self.erros = stderr.decode("cp1252", errors="replace")
 
 
+def _tem_surrogate(texto: str) -> bool:
+    try:
+        texto.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeout=240,
                  guardar: bool = True) -> Execucao:
     """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252.
@@ -134,7 +142,8 @@ def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeo
     ambiente = ambiente_de_aluno(env)
     caminho = RAIZ / "lab" / script
     # Bytes num argumento (um terminal que não manda UTF-8): vão crus, num processo novo.
-    brutos = any(isinstance(a, bytes) for a in args)
+    # Idem para um texto com surrogates (bytes crus decodificados com surrogateescape).
+    brutos = any(isinstance(a, bytes) or (isinstance(a, str) and _tem_surrogate(a)) for a in args)
     codigo, saida, erros = sessao.rodar(caminho, [a if brutos else str(a) for a in args],
                                         ambiente, entrada, timeout=timeout,
                                         guardar=guardar and not brutos,

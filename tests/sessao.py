@@ -229,7 +229,7 @@ def _registrar(linha: dict) -> None:
         return
     teste = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
     texto = json.dumps({**linha, "teste": teste}, ensure_ascii=False, default=repr) + "\n"
-    with open(base / "execucoes.log", "a", encoding="utf-8") as f:
+    with open(base / "execucoes.log", "a", encoding="utf-8", errors="backslashreplace") as f:
         f.write(texto)
 
 
