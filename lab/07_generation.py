@@ -13,7 +13,7 @@ LICAO = Licao("07", "Gerando texto: amostragem e o cache KV", [
     "Quanto ocupa o cache: 2 x L x d x bytes por token",
     "Por que o cache precisa de causalidade",
 ], usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
-    opcao("--texto", texto_utf8('--texto "O gato"'), "The cat sat on the", "a frase de entrada", "FRASE"),
+    opcao("--texto", texto_utf8('--texto "O gato"'), "The cat sat on the", "a frase", "FRASE"),
     opcao("--temperatura", real_entre(0.01, 100, "--temperatura 0.7"), 1.0, "temperatura do "
           "experimento 4 (padrão: 1; perto de 0 = quase gulosa)", "T"),
     opcao("--top-k", inteiro_entre(0, exemplo="--top-k 40"), 0, "top-k do experimento 4 "
