@@ -360,10 +360,37 @@ def por_que_65m():
     return faixas
 
 
+def entender(resposta):
+    """Uma resposta do modo interativo -> (controle, valor), cada um ou None. Aceita o
+    número do controle ('5'), o nome dele ('atencao', '--atencao') e os valores das
+    opções da linha de comando ('mqa', 'atencao mqa', '--atencao=mqa')."""
+    pedacos = resposta.lower().replace("=", " ").replace("não", "nao").split()
+    chave = valor = None
+    for pedaco in pedacos:
+        pedaco = pedaco.removeprefix("--")
+        if pedaco in [str(i) for i in range(1, len(CONTROLES) + 1)] and chave is None:
+            chave = CONTROLES[int(pedaco) - 1][0]
+        elif pedaco in [c for c, _, _ in CONTROLES]:
+            chave = pedaco
+        elif pedaco in DONO_DO_VALOR or pedaco in ANOS:
+            valor = pedaco
+        else:
+            return None, None
+    if valor in DONO_DO_VALOR and chave not in (None, DONO_DO_VALOR[valor]):
+        return None, None                     # 'norma mqa': o valor é de outro controle
+    if valor in DONO_DO_VALOR:
+        chave = DONO_DO_VALOR[valor]
+    return chave, valor
+
+
+DONO_DO_VALOR = {v: c for c, _, opcoes in CONTROLES for v, _ in opcoes}  # 'mqa' -> 'atencao'
+
+
 def modo_interativo(cfg, tam):
     from rich.prompt import Prompt
 
-    dizer("\nModo interativo: escolha um controle pelo número, depois a opção.\n"
+    dizer("\nModo interativo: escolha um controle pelo número (ou pelo nome), depois a\n"
+          "opção; ou digite direto um valor da linha de comando (mqa, rope, 2017...).\n"
           "Enter vazio termina.")
     if sys.stdin is None or sys.stdin.closed:
         dizer("(sem entrada no terminal: sigo com a configuração atual)")
@@ -371,24 +398,31 @@ def modo_interativo(cfg, tam):
     tela = console()
     while True:
         try:
-            resposta = Prompt.ask("Controle (1-6)", default="", show_default=False,
+            resposta = Prompt.ask("Controle (1-6) ou valor", default="", show_default=False,
                                   console=tela).strip()
             if not resposta:
                 return cfg
-            if resposta not in [str(i) for i in range(1, 7)]:
-                dizer("Responda com um número de 1 a 6 (ou Enter para terminar).")
+            chave, valor = entender(resposta)
+            if chave is None and valor is None:
+                dizer("Responda com um número de 1 a 6, um valor como mqa ou rope (ou Enter\n"
+                      "para terminar).")
                 continue
-            chave, nome, opcoes = CONTROLES[int(resposta) - 1]
-            menu = "; ".join(f"{i} = {r}" for i, (_, r) in enumerate(opcoes, 1))
-            opcao = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
-                               console=tela).strip()
+            if valor is None:
+                nome, opcoes = next((n, o) for c, n, o in CONTROLES if c == chave)
+                menu = "; ".join(f"{i} = {v}" for i, (v, _) in enumerate(opcoes, 1))
+                escolha = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
+                                     console=tela).strip().lower().removeprefix("--")
+                numeros = [str(i) for i in range(1, len(opcoes) + 1)]
+                valor = (opcoes[int(escolha) - 1][0] if escolha in numeros else
+                         escolha.replace("não", "nao"))
+                if DONO_DO_VALOR.get(valor) != chave:
+                    dizer(f"Opção inválida: use um número de 1 a {len(opcoes)} ou um de "
+                          f"{', '.join(v for v, _ in opcoes)}.")
+                    continue
         except (EOFError, RuntimeError, OSError, ValueError):    # fim ou stdin fechado
             dizer("\n(sem entrada no terminal: sigo com a configuração atual)")
             return cfg
-        if opcao not in [str(i) for i in range(1, len(opcoes) + 1)]:
-            dizer(f"Opção inválida: use um número de 1 a {len(opcoes)}.")
-            continue
-        cfg = dict(cfg, **{chave: opcoes[int(opcao) - 1][0]})
+        cfg = dict(ANOS[valor]) if chave is None else dict(cfg, **{chave: valor})
         dizer()
         mostrar_controles(cfg, tam)
         mostrar_contagem(cfg, tam)
