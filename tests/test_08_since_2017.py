@@ -614,11 +614,33 @@ def test_resposta_5_forma_completa_semente_1():
 def test_tokens_e_d_errados_em_portugues(opcao, valor):
     r = rodar_script(SCRIPT, "--so", "7", opcao, valor)
     assert r.returncode == 2
-    assert "use um número inteiro de" in r.erros and f"exemplo: {opcao}" in r.erros
+    assert "use um inteiro de" in r.erros or "não é um número inteiro" in r.erros
+    assert f"exemplo: {opcao}" in r.erros           # o exemplo inteiro numa linha só
     assert "Traceback" not in r.erros
 
 
-def test_tokens_aceita_ponto_de_milhar():
+def test_tokens_com_ponto_de_milhar_diz_como_escrever():
+    """'128.000' (o ponto de milhar da apostila) não vira 128 calado: a mensagem diz como
+    escrever; 128000 dá a tabela do exercício 3."""
     r = rodar_script(SCRIPT, "--so", "7", "--tokens", "128.000", "--sem-figuras")
+    assert r.returncode == 2 and "exemplo: --tokens 128000" in r.erros
+    r = rodar_script(SCRIPT, "--so", "7", "--tokens", "128000", "--sem-figuras")
     assert r.returncode == 0, r.erros
     assert "128.000 tokens" in r.saida and "15,62 GiB" in r.saida
+
+
+def test_interativo_aceita_os_valores_da_linha_de_comando():
+    """Issue 22: 'mqa' (o valor de --atencao) era recusado no modo interativo."""
+    r = rodar_script(SCRIPT, "--so", "1", "--interativo", "--sem-figuras",
+                     entrada="mqa\n--posicoes aprendida\nnorma mqa\n6\nnão\n\n")
+    assert r.returncode == 0, r.erros
+    linhas = r.saida.splitlines()
+    atencao = [x for x in linhas if x.startswith("  5  atenção")]
+    posicoes = [x for x in linhas if x.startswith("  4  posições")]
+    vieses = [x for x in linhas if x.startswith("  6  vieses")]
+    assert "MQA, 1 K/V" in atencao[1] and "aprendidas" in posicoes[2]
+    assert r.saida.count("Responda com um número de 1 a 6") == 1   # 'norma mqa' não existe
+    assert vieses[-1].split()[-2:] == ["não", "(mudou)"] and "Opção inválida" not in r.saida
+    assert max(len(x) for x in linhas) <= 80
+    assert L.entender("--atencao=mqa") == ("atencao", "mqa") == L.entender("5 mqa")
+    assert L.entender("2017") == (None, "2017") and L.entender("norma rope") == (None, None)
