@@ -260,7 +260,7 @@ TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., 
 
 __all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "MLPClassico",
            "normalizador", "largura_swiglu", "BlocoConfiguravel", "cabecas_kv", "bloco_de",
-           "Transformer2017", "contar_componentes", "ANOS", "TAMANHOS"]
+           "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017"]
 
 
 # ============================================================ os experimentos
