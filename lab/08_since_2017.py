@@ -31,7 +31,7 @@ if __name__ == "__main__":
 import torch
 from torch import nn
 
-# ============================================================ a peça: o bloco e seus seis controles
+# ==================================================== a peça: o bloco e seus seis controles
 def tabela_rope(posicoes, dh, base=10_000.0, dtype=torch.float32):
     """cos e sin do ângulo m * theta_i, theta_i = base^(-2i/dh); pares (i, i + dh/2).
     O ângulo é calculado na precisão dtype, como fazem os modelos de verdade."""
@@ -79,7 +79,7 @@ class Atencao(nn.Module):
         v = self.wv(fonte).view(B, S, self.kv, self.dh).transpose(1, 2)  # (B, kv, S, dh)
         if rot is not None:                       # RoPE: a posição mora aqui, não na entrada
             q, k = aplicar_rope(q, *rot), aplicar_rope(k, *rot)
-        y = nn.functional.scaled_dot_product_attention(       # cada grupo de h/kv consultas lê um K/V
+        y = nn.functional.scaled_dot_product_attention(  # h/kv consultas por K/V
             q, k, v, is_causal=causal and memoria is None, enable_gqa=True)  # (B, h, T, dh)
         return self.wo(y.transpose(1, 2).reshape(B, T, C))          # (B, T, C)
 
