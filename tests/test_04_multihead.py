@@ -515,6 +515,7 @@ def test_figuras_nome_curto_barra_de_cor_e_todos_os_rotulos(gpt2_pequeno, tmp_pa
     assert inducao.axes[1].get_ylabel() == "nota de indução"
 
 
+@pytest.mark.cpus
 def test_confere_04_da_resposta_2(tmp_path):
     """O confere_04.py dos exercícios, contra a cópia do exercício 2, imprime o que a
     resposta diz (e, contra uma cópia sem mudança, que confere)."""
