@@ -1,138 +1,37 @@
-"""Lição 08 · O que mudou desde 2017.
-
-O bloco do artigo de 2017 e o de um modelo lançado hoje diferem em seis
-pontos: Pre-LN, RMSNorm, SwiGLU, RoPE, GQA e o fim dos vieses. Aqui cada um
-vira um controle, é montado em PyTorch e medido. Leia junto:
-apostilas/08_since_2017.md.
-"""
+"""Lição 08 · O que mudou desde 2017 (leia junto: apostilas/08_since_2017.md): Pre-LN, RMSNorm,
+SwiGLU, RoPE, GQA e o fim dos vieses, seis controles do bloco montados em PyTorch e medidos."""
 import math
-import sys
+from licao import Licao, inteiro_entre, opcao
 
-import common
-
-# Os seis controles, na ordem do painel. A primeira opção de cada um (com os
-# vieses ligados) é o artigo de 2017; os padrões são os de um modelo de hoje.
-CONTROLES = [
-    ("norma", "posição da norma", [("post", "Post-LN"), ("pre", "Pre-LN")]),
-    ("normalizador", "normalizador", [("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]),
-    ("mlp", "MLP", [("relu", "ReLU, 4d"), ("gelu", "GELU, 4d"), ("swiglu", "SwiGLU, 8d/3")]),
-    ("posicoes", "posições", [("senoidal", "senoidais"), ("aprendida", "aprendidas"),
-                              ("rope", "RoPE")]),
-    ("atencao", "atenção", [("mha", "MHA"), ("gqa", "GQA"), ("mqa", "MQA")]),
-    ("vieses", "vieses", [("sim", "sim"), ("nao", "não")]),
-]
-AJUDA = {
-    "norma": "post: norma depois da soma residual (2017); pre: dentro do ramo",
-    "normalizador": "layernorm: centra e reescala; rmsnorm: só reescala",
-    "mlp": "relu ou gelu: 2 matrizes, largura 4d; swiglu: 3 matrizes com porta",
-    "posicoes": "senoidal (fixa) ou aprendida, somadas na entrada; rope: rotação de Q e K",
-    "atencao": "mha: um K/V por cabeça; gqa: um K/V a cada 4 cabeças; mqa: um K/V só",
-    "vieses": "sim: somas de viés nas camadas lineares e na LayerNorm; nao: nenhuma",
-}
-ANOS = {
-    "2017": dict(norma="post", normalizador="layernorm", mlp="relu", posicoes="senoidal",
-                 atencao="mha", vieses="sim"),
-    "2019": dict(norma="pre", normalizador="layernorm", mlp="gelu", posicoes="aprendida",
-                 atencao="mha", vieses="sim"),            # o GPT-2
-    "2026": dict(norma="pre", normalizador="rmsnorm", mlp="swiglu", posicoes="rope",
-                 atencao="gqa", vieses="nao"),
-}
-TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., tabela 3
-            "big": dict(d=1024, h=16, ffn=4096, camadas=6)}
-VOCAB_2017 = 37_000       # "um vocabulário compartilhado de cerca de 37.000 tokens"
-POSICOES_APRENDIDAS = 1024
-
-
-def _escolha(opcoes):
-    import argparse
-
-    def validar(texto):
-        if texto not in opcoes:
-            raise argparse.ArgumentTypeError(
-                f"'{texto}' não é uma opção; use uma de: {', '.join(opcoes)}")
-        return texto
-    return validar
-
-
-def _inteiro_positivo(opcao, minimo, maximo):
-    """Um inteiro entre minimo e maximo; aceita o ponto de milhar ('128.000')."""
-    import argparse
-    import re
-
-    def validar(texto):
-        limpo = texto.strip()
-        if re.fullmatch(r"\d{1,3}(\.\d{3})+", limpo):
-            limpo = limpo.replace(".", "")
-        if not limpo.isdigit() or not minimo <= int(limpo) <= maximo:
-            raise argparse.ArgumentTypeError(
-                f"use um número inteiro de {minimo:_} a {maximo:_}".replace("_", ".")
-                + f" (você deu '{texto}'); exemplo: {opcao} {EXEMPLOS[opcao]}")
-        return int(limpo)
-    return validar
-
-
-EXEMPLOS = {"--d": "2048", "--tokens": "128000"}
-
-
-def argumentos(p):
-    g = p.add_argument_group("os seis controles (experimento 1)")
-    g.add_argument("--ano", type=_escolha(list(ANOS)), metavar="{2017,2019,2026}",
-                   help="ponto de partida: o artigo de 2017, o GPT-2 (2019) ou um "
-                   "modelo de hoje (padrão: 2026)")
-    for chave, nome, opcoes in CONTROLES:
-        nomes = [o for o, _ in opcoes]
-        g.add_argument(f"--{chave}", type=_escolha(nomes), metavar="{" + ",".join(nomes) + "}",
-                       help=AJUDA[chave])
-    g.add_argument("--tamanho", type=_escolha(list(TAMANHOS)), default="base",
-                   metavar="{base,big}", help="tamanho do artigo de 2017 (padrão: base)")
-    g.add_argument("--interativo", action="store_true",
-                   help="muda os controles um a um, com a contagem redesenhada")
-    p.add_argument("--d", type=_inteiro_positivo("--d", 1, 100_000), default=4096,
-                   metavar="D", help="largura d na conta de parâmetros do SwiGLU "
-                   "(experimento 5; padrão: 4096)")
-    p.add_argument("--tokens", type=_inteiro_positivo("--tokens", 1, 100_000_000),
-                   default=8192, metavar="N", help="tokens de contexto na conta do cache KV "
-                   "(experimento 7; padrão: 8192)")
-    p.add_argument("--rapido", action="store_true",
-                   help="experimento 8 curto (80 passos em vez de 200)")
-
-
-LICAO = common.Licao(
-    "08", "O que mudou desde 2017",
-    [
-        (1, "Os seis controles: de 2017 a 2026", False),
-        (2, "O bloco Pre-LN de hoje em numpy, e a conta em d = 4.096", False),
-        (3, "O bloco moderno em PyTorch = LlamaDecoderLayer", False),
-        (4, "RMSNorm contra LayerNorm", False),
-        (5, "SwiGLU: a porta, a largura 8d/3 e o arredondamento", False),
-        (6, "RoPE: a posição mora na rotação", False),
-        (7, "GQA: menos cabeças de K/V, cache menor", False),
-        (8, "Post-LN precisa de aquecimento: um treino de verdade", False),
-        (9, "Codificador, decodificador ou os dois", False),
-    ],
-    proxima=("lab/09_scaling.py", "apostilas/09_scaling.md"),
-    argumentos=argumentos,
-)
+LICAO = Licao("08", "O que mudou desde 2017", [
+    "Os seis controles: de 2017 a 2026",
+    "O bloco Pre-LN de hoje em numpy, e a conta em d = 4.096",
+    "O bloco moderno em PyTorch = LlamaDecoderLayer",
+    "RMSNorm contra LayerNorm",
+    "SwiGLU: a porta, a largura 8d/3 e o arredondamento",
+    "RoPE: a posição mora na rotação",
+    "GQA: menos cabeças de K/V, cache menor",
+    "Post-LN precisa de aquecimento: um treino de verdade",
+    "Codificador, decodificador ou os dois",
+], opcoes=[  # os seis controles do experimento 1; o 1º valor de cada um é o do artigo de 2017
+    opcao("--ano", ("2017", "2019", "2026"), "2026", "ponto de partida: o artigo, o GPT-2, hoje"),
+    opcao("--norma", ("post", "pre"), None, "post: norma depois da soma residual; pre: no ramo"),
+    opcao("--normalizador", ("layernorm", "rmsnorm"), None, "rmsnorm: só reescala, sem viés"),
+    opcao("--mlp", ("relu", "gelu", "swiglu"), None, "relu, gelu: 2 matrizes 4d; swiglu: 3"),
+    opcao("--posicoes", ("senoidal", "aprendida", "rope"), None, "rope: gira Q e K na atenção"),
+    opcao("--atencao", ("mha", "gqa", "mqa"), None, "K/V: um por cabeça, um a cada 4, um só"),
+    opcao("--vieses", ("sim", "nao"), None, "vieses nas camadas lineares e na LayerNorm"),
+    opcao("--tamanho", ("base", "big"), "base", "os dois tamanhos do artigo, no experimento 1"),
+    opcao("--interativo", "flag", None, "no experimento 1, troca os controles um a um"),
+    opcao("--d", inteiro_entre(1, 100_000, "--d 2048"), 4096, "d na conta do experimento 5", "D"),
+    opcao("--tokens", inteiro_entre(1, 10**8, "--tokens 128000"), 8192, "contexto do exp. 7", "N"),
+    opcao("--rapido", "flag", None, "experimento 8 curto (80 passos em vez de 200)")])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+from torch import nn
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch import nn  # noqa: E402
-
-dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
-cientifico = common.cientifico
-B05 = common.importar_licao("05_block")   # Bloco, AtencaoMultiCabeca, Pilha da lição 05
-
-
-def abaixo(x, limite):
-    """Uma diferença de arredondamento sai como limite ('< 1e-12'), nunca como dígitos:
-    os dígitos do ruído mudam de um processador para outro. Acima do limite, o valor."""
-    return f"< {limite:.0e}".replace("e-0", "e-") if x < limite else cientifico(x, 1)
-
-
-# ============================================================ as peças modernas
+# ==================================================== a peça: o bloco e seus seis controles
 def tabela_rope(posicoes, dh, base=10_000.0, dtype=torch.float32):
     """cos e sin do ângulo m * theta_i, theta_i = base^(-2i/dh); pares (i, i + dh/2).
     O ângulo é calculado na precisão dtype, como fazem os modelos de verdade."""
@@ -180,7 +79,7 @@ class Atencao(nn.Module):
         v = self.wv(fonte).view(B, S, self.kv, self.dh).transpose(1, 2)  # (B, kv, S, dh)
         if rot is not None:                       # RoPE: a posição mora aqui, não na entrada
             q, k = aplicar_rope(q, *rot), aplicar_rope(k, *rot)
-        y = F.scaled_dot_product_attention(       # cada grupo de h/kv consultas lê um K/V
+        y = nn.functional.scaled_dot_product_attention(  # h/kv consultas por K/V
             q, k, v, is_causal=causal and memoria is None, enable_gqa=True)  # (B, h, T, dh)
         return self.wo(y.transpose(1, 2).reshape(B, T, C))          # (B, T, C)
 
@@ -195,7 +94,7 @@ class SwiGLU(nn.Module):
         self.w2 = nn.Linear(largura, d, bias=vieses)
 
     def forward(self, x):
-        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+        return self.w2(nn.functional.silu(self.w1(x)) * self.w3(x))
 
 
 class MLPClassico(nn.Module):
@@ -264,6 +163,10 @@ def bloco_de(cfg, tam, cruzada=False):
                              cfg["normalizador"], cfg["mlp"], cfg["vieses"] == "sim", cruzada)
 
 
+VOCAB_2017 = 37_000       # "um vocabulário compartilhado de cerca de 37.000 tokens"
+POSICOES_APRENDIDAS = 1024
+
+
 def tabela(linhas, d):
     """Embedding com desvio 1/raiz(d): vezes raiz(d) na entrada, dá vetores de desvio 1.
     (Sorteio uniforme: normal_ no dispositivo 'meta' custa 2 s de importações.)"""
@@ -315,7 +218,8 @@ class Transformer2017(nn.Module):
         return self.norma_dec(y) @ self.emb.weight.T    # (B, T, vocab)
 
 
-# ============================================================ experimento 1
+
+# Parâmetros por componente: o que cada controle muda na conta (experimento 1).
 GRUPOS = ["embeddings", "posições", "atenção", "MLP", "normas"]
 
 
@@ -342,13 +246,57 @@ def contar_componentes(cfg, tam, vocab=VOCAB_2017):
     return grupos
 
 
+# Os três pontos de partida de --ano (o GPT-2 fica no meio) e os dois tamanhos do artigo.
+ANOS = {
+    "2017": dict(norma="post", normalizador="layernorm", mlp="relu", posicoes="senoidal",
+                 atencao="mha", vieses="sim"),
+    "2019": dict(norma="pre", normalizador="layernorm", mlp="gelu", posicoes="aprendida",
+                 atencao="mha", vieses="sim"),            # o GPT-2
+    "2026": dict(norma="pre", normalizador="rmsnorm", mlp="swiglu", posicoes="rope",
+                 atencao="gqa", vieses="nao"),
+}
+TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., tabela 3
+            "big": dict(d=1024, h=16, ffn=4096, camadas=6)}
+
+__all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "MLPClassico",
+           "normalizador", "largura_swiglu", "BlocoConfiguravel", "cabecas_kv", "bloco_de",
+           "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017"]
+
+
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
+import numpy as np
+import torch.nn.functional as F
+
+import figuras
+from console import Progresso, cientifico, console, dizer, inteiro, limite, num, pct, tamanho
+from licao import ExperimentoPulado, importar_licao
+from otimizador import Adam
+
+L05 = importar_licao("05_block")   # a Pilha e a tarefa do token anterior (experimento 8)
+
+# Os seis controles, na ordem do painel: chave da opção, nome, [(valor, rótulo)].
+CONTROLES = [
+    ("norma", "posição da norma", [("post", "Post-LN"), ("pre", "Pre-LN")]),
+    ("normalizador", "normalizador", [("layernorm", "LayerNorm"), ("rmsnorm", "RMSNorm")]),
+    ("mlp", "MLP", [("relu", "ReLU, 4d"), ("gelu", "GELU, 4d"), ("swiglu", "SwiGLU, 8d/3")]),
+    ("posicoes", "posições", [("senoidal", "senoidais"), ("aprendida", "aprendidas"),
+                              ("rope", "RoPE")]),
+    ("atencao", "atenção", [("mha", "MHA"), ("gqa", "GQA"), ("mqa", "MQA")]),
+    ("vieses", "vieses", [("sim", "sim"), ("nao", "não")]),
+]
+
+
+# ============================================================ experimento 1
 def rotulo(chave, valor):
     opcoes = dict(next(o for c, _, o in CONTROLES if c == chave))
     return opcoes[valor]
 
 
 def configuracao(args):
-    cfg = dict(ANOS[args.ano or "2026"])
+    cfg = dict(ANOS[args.ano])
     for chave, *_ in CONTROLES:
         if getattr(args, chave, None):
             cfg[chave] = getattr(args, chave)
@@ -412,40 +360,75 @@ def por_que_65m():
     return faixas
 
 
+def entender(resposta):
+    """Uma resposta do modo interativo -> (controle, valor), cada um ou None. Aceita o
+    número do controle ('5'), o nome dele ('atencao', '--atencao') e os valores das
+    opções da linha de comando ('mqa', 'atencao mqa', '--atencao=mqa')."""
+    pedacos = resposta.lower().replace("=", " ").replace("não", "nao").split()
+    chave = valor = None
+    for pedaco in pedacos:
+        pedaco = pedaco.removeprefix("--")
+        if pedaco in [str(i) for i in range(1, len(CONTROLES) + 1)] and chave is None:
+            chave = CONTROLES[int(pedaco) - 1][0]
+        elif pedaco in [c for c, _, _ in CONTROLES]:
+            chave = pedaco
+        elif pedaco in DONO_DO_VALOR or pedaco in ANOS:
+            valor = pedaco
+        else:
+            return None, None
+    if valor in DONO_DO_VALOR and chave not in (None, DONO_DO_VALOR[valor]):
+        return None, None                     # 'norma mqa': o valor é de outro controle
+    if valor in DONO_DO_VALOR:
+        chave = DONO_DO_VALOR[valor]
+    return chave, valor
+
+
+DONO_DO_VALOR = {v: c for c, _, opcoes in CONTROLES for v, _ in opcoes}  # 'mqa' -> 'atencao'
+
+
 def modo_interativo(cfg, tam):
     from rich.prompt import Prompt
 
-    dizer("\nModo interativo: escolha um controle pelo número, depois a opção.\n"
+    dizer("\nModo interativo: escolha um controle pelo número (ou pelo nome), depois a\n"
+          "opção; ou digite direto um valor da linha de comando (mqa, rope, 2017...).\n"
           "Enter vazio termina.")
     if sys.stdin is None or sys.stdin.closed:
         dizer("(sem entrada no terminal: sigo com a configuração atual)")
         return cfg
-    console = common.console()
+    tela = console()
     while True:
         try:
-            resposta = Prompt.ask("Controle (1-6)", default="", show_default=False,
-                                  console=console).strip()
+            resposta = Prompt.ask("Controle (1-6) ou valor", default="", show_default=False,
+                                  console=tela).strip()
             if not resposta:
                 return cfg
-            if resposta not in [str(i) for i in range(1, 7)]:
-                dizer("Responda com um número de 1 a 6 (ou Enter para terminar).")
+            chave, valor = entender(resposta)
+            if chave is None and valor is None:
+                dizer("Responda com um número de 1 a 6, um valor como mqa ou rope (ou Enter\n"
+                      "para terminar).")
                 continue
-            chave, nome, opcoes = CONTROLES[int(resposta) - 1]
-            menu = "; ".join(f"{i} = {r}" for i, (_, r) in enumerate(opcoes, 1))
-            opcao = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
-                               console=console).strip()
+            if valor is None:
+                nome, opcoes = next((n, o) for c, n, o in CONTROLES if c == chave)
+                menu = "; ".join(f"{i} = {v}" for i, (v, _) in enumerate(opcoes, 1))
+                escolha = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
+                                     console=tela).strip().lower().removeprefix("--")
+                numeros = [str(i) for i in range(1, len(opcoes) + 1)]
+                valor = (opcoes[int(escolha) - 1][0] if escolha in numeros else
+                         escolha.replace("não", "nao"))
+                if DONO_DO_VALOR.get(valor) != chave:
+                    dizer(f"Opção inválida: use um número de 1 a {len(opcoes)} ou um de "
+                          f"{', '.join(v for v, _ in opcoes)}.")
+                    continue
         except (EOFError, RuntimeError, OSError, ValueError):    # fim ou stdin fechado
             dizer("\n(sem entrada no terminal: sigo com a configuração atual)")
             return cfg
-        if opcao not in [str(i) for i in range(1, len(opcoes) + 1)]:
-            dizer(f"Opção inválida: use um número de 1 a {len(opcoes)}.")
-            continue
-        cfg = dict(cfg, **{chave: opcoes[int(opcao) - 1][0]})
+        cfg = dict(ANOS[valor]) if chave is None else dict(cfg, **{chave: valor})
         dizer()
         mostrar_controles(cfg, tam)
         mostrar_contagem(cfg, tam)
 
 
+@LICAO.experimento(1)
 def exp_controles(licao):
     args = licao.args
     tam = dict(TAMANHOS[args.tamanho], nome=args.tamanho)
@@ -459,9 +442,10 @@ def exp_controles(licao):
     alvo = torch.randint(0, VOCAB_2017, (2, 7))
     with torch.no_grad():
         logits = modelo(fonte, alvo)
+    finitos = licao.verificar(torch.isfinite(logits).all(), "logits finitos")
     dizer(f"\nUm lote atravessou o modelo com 1 bloco de cada lado: fonte {tuple(fonte.shape)} "
           f"e\nalvo {tuple(alvo.shape)} -> logits {tuple(logits.shape)}; "
-          f"todos finitos: {'sim' if torch.isfinite(logits).all() else 'NÃO'}.")
+          f"todos finitos: {'sim' if finitos else 'NÃO'}.")
     if cfg == ANOS["2017"]:
         dizer()
         licao.pausa("por que o artigo diz 65M e 213M")
@@ -514,6 +498,7 @@ def parametros_llama(camadas, d, h, h_kv, largura, vocab):
     return camadas * sum(parametros_bloco(d, h, h_kv, largura)) + 2 * vocab * d + d
 
 
+@LICAO.experimento(2)
 def exp_numpy(licao):
     rng = np.random.default_rng(licao.args.semente)
     n, d, h, h_kv = 5, 8, 2, 1
@@ -537,7 +522,7 @@ def exp_numpy(licao):
         dif = float((bloco(torch.from_numpy(x)[None])[0] - torch.from_numpy(y)).abs().max())
     licao.verificar(dif < 1e-12, "bloco em numpy = BlocoConfiguravel")
     dizer(f"O mesmo bloco na classe BlocoConfiguravel (PyTorch): diferença máxima "
-          f"{abaixo(dif, 1e-12)}.")
+          f"{limite(dif, 1e-12)}.")
 
     dizer("\nd = 4.096, 32 cabeças de consulta, 8 de K/V, SwiGLU de largura "
           f"{inteiro(largura_swiglu(4096, multiplo=256))}:")
@@ -607,6 +592,7 @@ def comparar_com_llama(bloco, x, base):
     return deles, nosso
 
 
+@LICAO.experimento(3)
 def exp_llama(licao):
     d, h, kv, largura, base = 64, 8, 2, 172, 500_000.0
     bloco = bloco_moderno(d, h, kv, largura).eval()
@@ -625,12 +611,12 @@ def exp_llama(licao):
     try:
         deles, nosso = comparar_com_llama(bloco, x, base)
     except ImportError as erro:
-        raise common.ExperimentoPulado(
+        raise ExperimentoPulado(
             f"sem o pacote transformers não dá para comparar ({erro}). Rode de novo o "
             "script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
     dif = float((deles - nosso).abs().max())
     igual = licao.verificar(dif < 1e-5, "bloco moderno = LlamaDecoderLayer")
-    dizer(f"Diferença máxima para o LlamaDecoderLayer do transformers: {abaixo(dif, 1e-5)}.")
+    dizer(f"Diferença máxima para o LlamaDecoderLayer do transformers: {limite(dif, 1e-5)}.")
     dizer("É o mesmo bloco: o que sobra é o arredondamento do float32." if igual else
           "NÃO é o mesmo bloco: a diferença passa de 1e-5.")
     dizer("\nNenhum viés, nenhuma posição somada na entrada: a posição entra pela\n"
@@ -647,6 +633,7 @@ def layernorm(x, eps=1e-5):
     return centrado / torch.sqrt(centrado.pow(2).mean(-1, keepdim=True) + eps)
 
 
+@LICAO.experimento(4)
 def exp_rmsnorm(licao):
     x = torch.tensor([3.0, 4.0], dtype=torch.float64)
 
@@ -680,7 +667,7 @@ def exp_rmsnorm(licao):
     with torch.no_grad():
         dif = float((ln(v) - rn(v - v.mean(-1, keepdim=True))).abs().max())
     licao.verificar(dif < 1e-12, "LayerNorm(x) = RMSNorm(x - média)")
-    dizer(f"\nnn.LayerNorm(x) = nn.RMSNorm(x - média(x)): diferença {abaixo(dif, 1e-12)}."
+    dizer(f"\nnn.LayerNorm(x) = nn.RMSNorm(x - média(x)): diferença {limite(dif, 1e-12)}."
           "\nA LayerNorm é uma RMSNorm precedida de uma centragem.")
     dizer("Tirar a centragem tira uma redução (a média) e o viés: a LayerNorm aprende\n"
           f"2d números (ganho e viés), a RMSNorm d. Em d = 4.096: "
@@ -689,6 +676,7 @@ def exp_rmsnorm(licao):
 
 
 # ============================================================ experimento 5
+@LICAO.experimento(5)
 def exp_swiglu(licao):
     d = 512
     largura = largura_swiglu(d)
@@ -759,6 +747,7 @@ def produto_rope(q, k, m, n, base, dtype):
 CASAS_64, CASAS_32 = 9, 4   # casas impressas de q·k: longe do ruído de arredondamento
 
 
+@LICAO.experimento(6)
 def exp_rope(licao):
     dh, base = 128, 500_000.0
     q, k = torch.randn(dh, dtype=torch.float64), torch.randn(dh, dtype=torch.float64)
@@ -778,7 +767,7 @@ def exp_rope(licao):
     tres = [valores[p][0] for p in pares[:3]]
     dif3 = max(tres) - min(tres)
     licao.verificar(dif3 < 1e-10, "q·k igual nas três posições com distância 3")
-    dizer(f"\nDistância 3 nas três posições: maior diferença {abaixo(dif3, 1e-10)} (float64).")
+    dizer(f"\nDistância 3 nas três posições: maior diferença {limite(dif3, 1e-10)} (float64).")
     dizer(f"Distância 4: outro valor ({num(valores[(6, 2)][0], 4)} contra "
           f"{num(tres[0], 4)}). Só a distância importa.")
     dif32 = abs(valores[(4099, 4096)][1] - valores[(5, 2)][1])
@@ -800,7 +789,7 @@ def exp_rope(licao):
     dif_rope, dif_seno = float((y0 - y1).abs().max()), float((s0 - s1).abs().max())
     licao.verificar(dif_rope < 1e-12, "RoPE: deslocar a frase não muda a saída")
     dizer("\nA mesma frase nas posições 0-9 e 1000-1009, pelo bloco moderno:\n"
-          f"  com RoPE:                       maior mudança na saída {abaixo(dif_rope, 1e-12)}\n"
+          f"  com RoPE:                       maior mudança na saída {limite(dif_rope, 1e-12)}\n"
           f"  com posições senoidais somadas: maior mudança na saída {num(dif_seno, 2)}")
 
 
@@ -810,6 +799,7 @@ def bytes_cache_kv(camadas, kv, dh, tokens, bytes_por_valor=2):
     return 2 * camadas * kv * dh * tokens * bytes_por_valor
 
 
+@LICAO.experimento(7)
 def exp_gqa(licao):
     h, kv, T, dh = 8, 2, 10, 16
     q = torch.randn(1, h, T, dh)                                        # (B, h, T, dh)
@@ -823,7 +813,7 @@ def exp_gqa(licao):
     dif = float((gqa - repetido).abs().max())
     licao.verificar(dif < 1e-6, "GQA = MHA com K/V repetidos")
     dizer(f"enable_gqa=True = MHA com cada K/V repetido {h // kv} vezes: diferença "
-          f"{abaixo(dif, 1e-6)}.\n")
+          f"{limite(dif, 1e-6)}.\n")
 
     camadas, H, DH, tokens = 32, 32, 128, licao.args.tokens
     dizer(f"Llama 3 8B: {camadas} camadas, {H} cabeças de consulta, d_h = {DH}; cache "
@@ -838,7 +828,7 @@ def exp_gqa(licao):
         medido = 2 * cache_k.numel() * cache_k.element_size()       # K e V
         por_token = bytes_cache_kv(camadas, n_kv, DH, 1)
         dizer(f"  {nome:<8} {n_kv:>4} {inteiro(2 * 4096 * n_kv * DH):>17} "
-              f"{inteiro(por_token // 1024) + ' KiB':>10} {common.tamanho(medido):>{largura}}")
+              f"{inteiro(por_token // 1024) + ' KiB':>10} {tamanho(medido):>{largura}}")
     dizer(f"\nCada conversa ativa guarda esse cache. Com GQA, {H // 8} vezes mais conversas\n"
           f"(ou contextos {H // 8} vezes mais longos) cabem na mesma memória que com MHA.")
 
@@ -848,13 +838,13 @@ def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=No
     """Pilha da lição 05 (d = 32, 4 cabeças, GELU, causal) na tarefa 'prever o token
     anterior'; Adam(0,9; 0,98; 1e-9). Aquecimento linear até lr, depois constante."""
     torch.manual_seed(semente)
-    modelo = B05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
-    otimizador = common.Adam(modelo.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+    modelo = L05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
+    otimizador = Adam(modelo.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     gerador = torch.Generator().manual_seed(semente + 1000)
     perdas = []
     for passo in range(passos):
         otimizador.lr = lr * min(1.0, (passo + 1) / aquecimento) if aquecimento else lr
-        ids, alvo = B05.lote_token_anterior(gerador)
+        ids, alvo = L05.lote_token_anterior(gerador)
         perda = F.cross_entropy(modelo(ids).flatten(0, 1), alvo.flatten())   # (B*T, V)
         otimizador.zero_grad()
         perda.backward()
@@ -905,6 +895,7 @@ def conclusao(finais, semente):
     return "\n".join(linhas), f"Post-LN e Pre-LN, com e sem aquecimento (semente {semente})"
 
 
+@LICAO.experimento(8)
 def exp_aquecimento(licao):
     passos, aquec = (80, 40) if licao.args.rapido else (200, 100)
     semente = licao.args.semente
@@ -920,7 +911,7 @@ def exp_aquecimento(licao):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)          # tensores minúsculos: mais threads só atrapalham
     try:
-        with common.Progresso(len(corridas) * passos, "treinando") as barra:
+        with Progresso(len(corridas) * passos, "treinando") as barra:
             curvas = {nome: treinar(pre, a, semente, passos, avancar=barra.avancar)
                       for nome, pre, a in corridas}
     finally:
@@ -947,19 +938,19 @@ def exp_aquecimento(licao):
     xs = list(range(1, passos + 1))
     suaves = {curtos[n]: [sum(c[max(0, i - 4):i + 1]) / len(c[max(0, i - 4):i + 1])
                           for i in range(len(c))] for n, c in curvas.items()}
-    dizer(common.grafico_ascii(suaves, xs, altura=12,
+    dizer(figuras.grafico_ascii(suaves, xs, altura=12,
                                rotulo_y="perda (média de 5 passos); sem/com = aquecimento",
                                rotulo_x="passo de treino"))
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura(8, 4.5)
+    fig, ax = figuras.figura(8, 4.5, margens=(0.85, 0.2, 0.6, 0.4))  # layout fixo: mais rápido
     for nome, c in curvas.items():
-        ax.plot(xs, c, label=nome, lw=1.2, ls="-" if "Post" in nome else "--")
+        ax.plot(xs, c, label=nome, lw=1.5, ls="-" if "Post" in nome else "--")
     ax.axhline(acaso, color="gray", lw=0.8, ls=":", label="acaso (ln 16)")
     ax.axvline(aquec, color="gray", lw=0.8, ls="-.", label="fim do aquecimento")
-    ax.set(xlabel="passo", ylabel="perda (entropia cruzada)", yscale="log",
-           title=titulo)
-    common.eixos_inteiros(ax)
+    ax.set(xlabel="passo de treino", ylabel="perda (entropia cruzada)", title=titulo)
+    figuras.escala_log(ax)                  # 10⁻¹ em texto simples, sem o mathtext
+    figuras.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "08_aquecimento.png")
@@ -975,6 +966,7 @@ FAMILIAS = [  # família, exemplos, atenção, onde está hoje
 ]
 
 
+@LICAO.experimento(9)
 def exp_familias(licao):
     dizer(f"  {'família':<26} {'exemplos':<27} atenção")
     for familia, exemplos, atencao, _ in FAMILIAS:
@@ -1014,8 +1006,6 @@ def exp_familias(licao):
     dizer("\nPor que o cache KV só funciona com causalidade: a lição 07 (experimento 7)\n"
           "mede, camada a camada, as chaves guardadas ficando velhas sem a máscara.")
 
-EXPERIMENTOS = {1: exp_controles, 2: exp_numpy, 3: exp_llama, 4: exp_rmsnorm, 5: exp_swiglu,
-                6: exp_rope, 7: exp_gqa, 8: exp_aquecimento, 9: exp_familias}
 
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(LICAO.rodar())

@@ -21,11 +21,13 @@ from transformers.models.llama.modeling_llama import (LlamaDecoderLayer, LlamaML
                                                       LlamaRMSNorm, LlamaRotaryEmbedding,
                                                       apply_rotary_pos_emb)
 
-import common
 from conftest import RAIZ, rodar_script
+from console import inteiro, num, pct
+from licao import importar_licao, semear
 
-L = common.importar_licao("08_since_2017")
-L05 = common.importar_licao("05_block")
+L = importar_licao("08_since_2017")
+L05 = importar_licao("05_block")        # só o que a 05 exporta: Bloco, Pilha...
+L04 = importar_licao("04_multihead")    # a AtencaoMultiCabeca
 SCRIPT = "08_since_2017.py"
 
 
@@ -290,7 +292,7 @@ def margem_de_arredondamento(x, casas):
 def test_casas_impressas_de_rope_ficam_longe_do_ruido():
     """As casas de q·k que o script imprime (semente 0) não mudam com o processador: cada
     valor fica a mais de 100x o ruído de arredondamento da fronteira onde o dígito vira."""
-    common.semear(0)
+    semear(0)
     q, k = torch.randn(128, dtype=torch.float64), torch.randn(128, dtype=torch.float64)
     for m, n in ((5, 2), (103, 100), (4099, 4096), (6, 2), (104, 100), (4100, 4096)):
         v64 = L.produto_rope(q, k, m, n, 500_000.0, torch.float64)
@@ -398,8 +400,8 @@ def test_semente_6_o_veredito_confere_com_a_tabela():
 @pytest.mark.parametrize("semente", [0, 1, 2])
 def test_so_o_causal_deixa_o_passado_intacto(semente):
     torch.manual_seed(semente)
-    causal = L05.AtencaoMultiCabeca(32, 4, causal=True).eval()
-    bidir = L05.AtencaoMultiCabeca(32, 4, causal=False).eval()
+    causal = L04.AtencaoMultiCabeca(32, 4, causal=True).eval()
+    bidir = L04.AtencaoMultiCabeca(32, 4, causal=False).eval()
     bidir.load_state_dict(causal.state_dict())
     x = torch.randn(1, 7, 32)
     with torch.no_grad():
@@ -485,7 +487,7 @@ def test_ajuda_e_uso_errado_em_portugues():
     assert "carregando o PyTorch" not in r.saida
     r = rodar_script(SCRIPT, "--mlp", "tanh")
     assert r.returncode == 2
-    assert "não é uma opção" in r.erros and "Traceback" not in r.erros
+    assert "escolha inválida: 'tanh'" in r.erros and "Traceback" not in r.erros
 
 
 # ------------------------------------------------------------ respostas dos exercícios
@@ -517,14 +519,14 @@ def test_resposta_1_o_caminho_de_2017_a_2026():
         total = L.contar_componentes(cfg, t)["total"]
         dif = total - base
         sinal = "+" if dif > 0 else "-" if dif < 0 else ""
-        linha = f"| `--{chave} {valor}` | {common.inteiro(total)} | {sinal}{common.inteiro(abs(dif))} |"
+        linha = f"| `--{chave} {valor}` | {inteiro(total)} | {sinal}{inteiro(abs(dif))} |"
         assert linha in texto, linha
         passos[chave], anterior = total - anterior, total
     assert cfg == L.ANOS["2026"]
     maior = min(passos, key=passos.get)
     assert maior == "atencao"
-    assert f"ela tira {common.inteiro(-passos['atencao'])} dos " \
-        f"{common.inteiro(base - total)} parâmetros" in texto
+    assert f"ela tira {inteiro(-passos['atencao'])} dos " \
+        f"{inteiro(base - total)} parâmetros" in texto
     assert [c for c, p in passos.items() if p == 0] == ["posicoes"]
     gelu = L.contar_componentes(dict(L.ANOS["2017"], mlp="gelu"), t)["total"]
     assert gelu == base                                   # "--mlp gelu também não mexe"
@@ -539,7 +541,7 @@ def test_resposta_2_mqa_a_mao():
         == 18 * antes
     texto = respostas()
     for n in (antes, mqa, 18 * antes, 18 * mqa):
-        assert common.inteiro(n) in texto
+        assert inteiro(n) in texto
     assert f"cai para {round(100 * mqa / antes)} %" in texto
     assert f"encolhe {100 - round(100 * mqa / antes)} %" in texto
 
@@ -551,7 +553,7 @@ def test_resposta_3_cache_de_128000_tokens():
     pesos = 8_030_261_248 * 2 / 2**30                      # Llama 3 8B em fp16
     texto = respostas()
     assert "16.777.216.000 bytes, exatamente 15,625 GiB" in texto and "62,5 GiB" in texto
-    assert f"ocupam {common.num(pesos, 2)} GiB" in texto
+    assert f"ocupam {num(pesos, 2)} GiB" in texto
     assert gqa / 2**30 > pesos and 4 * gqa / 2**30 > 4 * pesos   # "passa do modelo inteiro"
 
 
@@ -562,11 +564,11 @@ def test_resposta_6_largura_e_excesso(d, largura, excesso):
     assert largura % 256 == 0 and largura - 256 < int(8 * d / 3) <= largura
     swiglu, classico = 3 * d * largura, 8 * d * d
     texto = respostas()
-    assert common.inteiro(int(8 * d / 3)) in texto
-    assert f"{common.inteiro(swiglu)} " in texto and common.inteiro(classico) in texto
-    assert f"excesso de {common.inteiro(swiglu - classico)} ({excesso}" in texto
+    assert inteiro(int(8 * d / 3)) in texto
+    assert f"{inteiro(swiglu)} " in texto and inteiro(classico) in texto
+    assert f"excesso de {inteiro(swiglu - classico)} ({excesso}" in texto
     casas = len(excesso.split(",")[1].split()[0])
-    assert common.num(100 * (swiglu / classico - 1), casas) == excesso.split()[0]
+    assert num(100 * (swiglu / classico - 1), casas) == excesso.split()[0]
 
 
 def test_resposta_7_bert_com_alvos_fixos():
@@ -574,10 +576,10 @@ def test_resposta_7_bert_com_alvos_fixos():
     assert alvos == 77
     texto = respostas()
     assert f"round(76,8) = {alvos} alvos" in texto
-    assert f"{alvos}/512 = {common.pct(alvos / 512, 2)}" in texto
-    assert f"um sinal a cada {common.num(512 / alvos, 2)} tokens" in texto
-    assert f"64 × {alvos} = {common.inteiro(64 * alvos)} previsões" in texto
-    assert f"{common.num(512 / alvos, 2)} vezes mais sinal" in texto
+    assert f"{alvos}/512 = {pct(alvos / 512, 2)}" in texto
+    assert f"um sinal a cada {num(512 / alvos, 2)} tokens" in texto
+    assert f"64 × {alvos} = {inteiro(64 * alvos)} previsões" in texto
+    assert f"{num(512 / alvos, 2)} vezes mais sinal" in texto
 
 
 def test_resposta_5_forma_completa_semente_1():
@@ -612,11 +614,35 @@ def test_resposta_5_forma_completa_semente_1():
 def test_tokens_e_d_errados_em_portugues(opcao, valor):
     r = rodar_script(SCRIPT, "--so", "7", opcao, valor)
     assert r.returncode == 2
-    assert "use um número inteiro de" in r.erros and f"exemplo: {opcao}" in r.erros
+    assert "use um inteiro de" in r.erros or "não é um número inteiro" in r.erros
+    assert f"exemplo: {opcao}" in r.erros           # o exemplo inteiro numa linha só
     assert "Traceback" not in r.erros
 
 
-def test_tokens_aceita_ponto_de_milhar():
+def test_tokens_com_ponto_de_milhar_diz_como_escrever():
+    """'128.000' (o ponto de milhar da apostila) não vira 128 calado: a mensagem diz como
+    escrever; 128000 dá a tabela do exercício 3."""
     r = rodar_script(SCRIPT, "--so", "7", "--tokens", "128.000", "--sem-figuras")
+    assert r.returncode == 2 and "exemplo: --tokens 128000" in r.erros
+    r = rodar_script(SCRIPT, "--so", "7", "--tokens", "128000", "--sem-figuras")
     assert r.returncode == 0, r.erros
     assert "128.000 tokens" in r.saida and "15,62 GiB" in r.saida
+
+
+def test_interativo_aceita_os_valores_da_linha_de_comando():
+    """Issue 22: 'mqa' (o valor de --atencao) era recusado no modo interativo."""
+    r = rodar_script(SCRIPT, "--so", "1", "--interativo", "--sem-figuras",
+                     entrada="mqa\n--posicoes aprendida\nnorma mqa\n6\n1\n\n")
+    assert r.returncode == 0, r.erros
+    linhas = r.saida.splitlines()
+    atencao = [x for x in linhas if x.startswith("  5  atenção")]
+    posicoes = [x for x in linhas if x.startswith("  4  posições")]
+    vieses = [x for x in linhas if x.startswith("  6  vieses")]
+    assert "MQA, 1 K/V" in atencao[1] and "aprendidas" in posicoes[2]
+    assert r.saida.count("Responda com um número de 1 a 6") == 1   # 'norma mqa' não existe
+    assert vieses[-1].split()[-1] == "sim" and "Opção inválida" not in r.saida
+    # (num cano as perguntas não ecoam o Enter e se juntam na mesma linha; no terminal, não)
+    assert max(len(x) for x in linhas if "Controle (1-6)" not in x) <= 80
+    assert L.entender("--atencao=mqa") == ("atencao", "mqa") == L.entender("5 mqa")
+    assert L.entender("2017") == (None, "2017") and L.entender("norma rope") == (None, None)
+    assert L.entender("vieses não") == ("vieses", "nao") == L.entender("NAO")
