@@ -9,6 +9,7 @@ import math
 import sys
 
 import common
+import paginas
 
 # Os seis controles, na ordem do painel. A primeira opção de cada um (com os
 # vieses ligados) é o artigo de 2017; os padrões são os de um modelo de hoje.
@@ -111,7 +112,7 @@ LICAO = common.Licao(
         (9, "Codificador, decodificador ou os dois", False),
     ],
     proxima=("lab/09_scaling.py", "apostilas/09_scaling.md"),
-    argumentos=argumentos,
+    argumentos=argumentos, opcoes=[*paginas.opcoes()],
 )
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha aparece antes do torch
@@ -1016,6 +1017,55 @@ def exp_familias(licao):
 
 EXPERIMENTOS = {1: exp_controles, 2: exp_numpy, 3: exp_llama, 4: exp_rmsnorm, 5: exp_swiglu,
                 6: exp_rope, 7: exp_gqa, 8: exp_aquecimento, 9: exp_familias}
+
+
+# ============================================================ a página (--html)
+# O painel do experimento 1 num arquivo que abre com um duplo clique (lab/paginas.py). As
+# entradas são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do
+# PyTorch (contar_componentes, em tensores meta): a página leva os números já contados por
+# esta lição (DADOS) e só os soma e formata. Cada componente depende só de alguns controles
+# (DEPENDE), então bastam umas poucas contagens por tamanho; tests/test_paginas_08.py confere
+# a página contra contar_componentes nas 216 configurações x 2 tamanhos, e o código do bloco
+# que ela mostra contra o BlocoConfiguravel. O HTML, o CSS e o JavaScript moram em
+# lab/html/08_since_2017.*.
+DEPENDE = {"embeddings": [], "posições": ["posicoes"], "atenção": ["atencao", "vieses"],
+           "MLP": ["mlp", "vieses"], "normas": ["norma", "normalizador", "vieses"]}
+
+
+def contagens_da_pagina(tam):
+    """{componente: {"valor|valor": parâmetros}}: contar_componentes só nas configurações
+    que trazem uma combinação nova dos controles de que algum componente depende."""
+    import itertools
+
+    tabela = {g: {} for g in GRUPOS}
+    chaves = [c for c, _, _ in CONTROLES]
+    for valores in itertools.product(*[[v for v, _ in o] for _, _, o in CONTROLES]):
+        cfg = dict(zip(chaves, valores))
+        combinacao = {g: "|".join(cfg[c] for c in DEPENDE[g]) for g in GRUPOS}
+        if any(combinacao[g] not in tabela[g] for g in GRUPOS):
+            contagem = contar_componentes(cfg, tam)
+            for g in GRUPOS:
+                tabela[g][combinacao[g]] = contagem[g]
+    return tabela
+
+
+def pagina() -> str:
+    """A página da lição (--html): os seis controles, as predefinições de 2017, 2019 e
+    2026, os parâmetros por componente nos dois tamanhos do artigo e o código do bloco."""
+    tamanhos = {nome: dict(tam, vocab=VOCAB_2017,
+                           kv={v: cabecas_kv({"atencao": v}, tam["h"]) for v in
+                               ("mha", "gqa", "mqa")},
+                           contagens=contagens_da_pagina(dict(tam, nome=nome)))
+                for nome, tam in TAMANHOS.items()}
+    dados = {"controles": [[c, n, [list(o) for o in op]] for c, n, op in CONTROLES],
+             "anos": ANOS, "grupos": GRUPOS, "depende": DEPENDE, "tamanhos": tamanhos}
+    corpo, script, estilo = (paginas.fonte(f"08_since_2017.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · {LICAO.titulo}", corpo, script, dados,
+                             estilo, "O bloco de 2017 e o de hoje: seis controles")
+
+
+if __name__ == "__main__" and paginas.pedida(LICAO.args):   # --html [PASTA] / --abrir
+    sys.exit(paginas.gravar(LICAO, pagina, "08_since_2017.html"))
 
 if __name__ == "__main__":
     sys.exit(LICAO.rodar(EXPERIMENTOS))
