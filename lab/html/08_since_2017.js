@@ -156,8 +156,10 @@ function preparar(atualizar) {
     $("#tabelas").append(rolagem);
   }
   const rotulos = Object.fromEntries(CONTROLES.map(([chave, nome]) => [chave, nome]));
+  const lista = nomes => nomes.length < 2 ? nomes.join("")
+    : nomes.slice(0, -1).join(", ") + " e " + nomes[nomes.length - 1];
   $("#depende").textContent = GRUPOS.map(g => DEPENDE[g].length
-    ? `${g}, de ${DEPENDE[g].map(k => rotulos[k]).join(" e ")}` : `${g}, de nenhum`).join("; ");
+    ? `${g}, de ${lista(DEPENDE[g].map(k => rotulos[k]))}` : `${g}, de nenhum`).join("; ");
 }
 function desenhar(cfg) {              // marca o que mudou desde 2017
   const de2017 = codigo(ANOS["2017"]).map(([, linha]) => linha), linhas = codigo(cfg);
