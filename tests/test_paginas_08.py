@@ -272,20 +272,20 @@ def test_a_pagina_nao_pede_nada_a_rede(pagina, navegador):
 
 
 # ------------------------------------------------------------ o teste sabe falhar
-def pagina_modificada(tmp_path, de, para):
-    """A página da lição com um trecho do script trocado."""
-    html = L08.pagina()
+def pagina_modificada(pagina, tmp_path, de, para):
+    """A página que a lição gravou, com um trecho do script trocado."""
+    html = pagina.read_text(encoding="utf-8")
     assert html.count(de) == 1, de
     caminho = tmp_path / "errada.html"
     caminho.write_text(html.replace(de, para), encoding="utf-8")
     return caminho
 
 
-def test_uma_pagina_que_esquece_um_componente_falha(tmp_path, navegador):
+def test_uma_pagina_que_esquece_um_componente_falha(pagina, tmp_path, navegador):
     """O total sem as normas (um componente a menos na soma): o teste do navegador acusa
     o total nos dois tamanhos (e só a página errada: a certa passa acima)."""
     nav = navegador
-    errada = pagina_modificada(tmp_path, "c.total = GRUPOS.reduce(",
+    errada = pagina_modificada(pagina, tmp_path, "c.total = GRUPOS.reduce(",
                                "c.total = GRUPOS.filter(g => g !== \"normas\").reduce(")
     nav.abrir(errada, 1280, 800)
     with pytest.raises(AssertionError) as erro:
@@ -294,9 +294,9 @@ def test_uma_pagina_que_esquece_um_componente_falha(tmp_path, navegador):
     assert "big.total: página" in str(erro.value)
 
 
-def test_uma_pagina_que_lanca_um_erro_falha(tmp_path, navegador):
+def test_uma_pagina_que_lanca_um_erro_falha(pagina, tmp_path, navegador):
     nav = navegador
-    errada = pagina_modificada(tmp_path, "  c.codigo = ",
+    errada = pagina_modificada(pagina, tmp_path, "  c.codigo = ",
                                "  if (cfg.mlp === \"gelu\") null.x;\n  c.codigo = ")
     nav.abrir(errada, 1280, 800)
     assert nav.erros == []
@@ -308,13 +308,47 @@ def test_uma_pagina_que_lanca_um_erro_falha(tmp_path, navegador):
         conferir_tela(nav)
 
 
-def test_um_codigo_errado_na_pagina_falha(tmp_path):
+def test_um_codigo_errado_na_pagina_falha(pagina, tmp_path):
     """A RMSNorm sem o eps da lição (o padrão do PyTorch é outro): a execução do código
     acusa a configuração de 2026; e o Post-LN escrito como Pre-LN, a de 2017."""
     for de, para, ano in [('"nn.RMSNorm(d, eps=1e-5)"', '"nn.RMSNorm(d)"', "2026"),
                           ("`        x = self.ln_1(x + self.attn(x${rot}))`",
                            "`        x = x + self.attn(self.ln_1(x)${rot})`", "2017")]:
-        html = pagina_modificada(tmp_path, de, para).read_text(encoding="utf-8")
+        html = pagina_modificada(pagina, tmp_path, de, para).read_text(encoding="utf-8")
         texto = rodar_no_node(html, f"PAGINA.campos({json.dumps(L08.ANOS[ano])}).codigo")
         with pytest.raises(AssertionError, match="o código da página dá outro bloco"):
             conferir_codigo(L08.ANOS[ano], texto)
+
+
+# ------------------------------------------------------------ a apostila
+def test_a_apostila_cita_a_pagina_como_ela_e(monkeypatch):
+    """A seção da página na apostila: como gravá-la e os números que ela cita, iguais aos
+    que a página mostra (o oráculo acima) em 2026 e 2017, e as 18 contagens por tamanho."""
+    from conftest import RAIZ
+
+    texto = (RAIZ / "apostilas" / "08_since_2017.md").read_text(encoding="utf-8")
+    secao = texto.split("### A página da lição", 1)[1].split("\n### ", 1)[0]
+    assert ".venv\\Scripts\\python.exe lab\\08_since_2017.py --html" in secao
+    assert ".venv/bin/python lab/08_since_2017.py --html" in secao
+    assert "paginas/08_since_2017.html" in secao and "--abrir" in secao
+    hoje, artigo = esperado(L08.ANOS["2026"]), esperado(L08.ANOS["2017"])
+    frase = (f"Com 2026, o total é {hoje['base.milhoes']} no tamanho base e "
+             f"{hoje['big.milhoes']} no big; com 2017, {artigo['base.milhoes']} e "
+             f"{artigo['big.milhoes']}.")
+    assert frase in " ".join(secao.split())
+    assert L08.DEPENDE["posições"] == ["posicoes"]
+    assert L08.DEPENDE["atenção"] == ["atencao", "vieses"]
+    chamadas, original = [], L08.contar_componentes
+
+    def contando(cfg, tam):
+        chamadas.append(tam["nome"])
+        return original(cfg, tam)
+
+    monkeypatch.setattr(L08, "contar_componentes", contando)
+    with sem_sortear_pesos():
+        for nome, tam in L08.TAMANHOS.items():
+            L08.contagens_da_pagina(dict(tam, nome=nome))
+    n = chamadas.count("base")
+    assert n == chamadas.count("big") and f"bastam {n} contagens por tamanho" in " ".join(
+        secao.split())
+    assert f"{len(TODAS)} configurações" in secao
