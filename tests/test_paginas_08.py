@@ -1,4 +1,4 @@
-"""A página da lição 08 (lab/08_since_2017.py --html): os números da página são os da lição.
+"""A página da lição 08 (lab/08_since_2017.py --html): os números dela são os da lição.
 
 As entradas são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do
 PyTorch, então a página leva os números já contados pela lição (contagens_da_pagina, que

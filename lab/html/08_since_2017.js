@@ -32,7 +32,8 @@ function codigo(cfg) {
     [[], "    def __init__(self, d, h):"],
     [[], "        super().__init__()"],
     [["normalizador"], {layernorm: "        # LayerNorm: centra e reescala",
-                        rmsnorm: "        # RMSNorm: só reescala (só o ganho)"}[cfg.normalizador]],
+                        rmsnorm: "        # RMSNorm: só reescala (só o ganho)",
+                        }[cfg.normalizador]],
     [["normalizador", "vieses"], `        self.ln_1 = ${norma}`],
     [["atencao"], {mha: "        # MHA: um K/V por cabeça",
                    gqa: "        # GQA: um K/V a cada 4 cabeças",
@@ -44,8 +45,8 @@ function codigo(cfg) {
                swiglu: "        # SwiGLU: 3 matrizes com porta, largura int(8d/3)"}[cfg.mlp]],
     [["mlp", "vieses"], `        self.mlp = ${mlp}`],
     [[], ""],
-    [["posicoes"], {senoidal: "    # posições senoidais (fixas): somadas à entrada, antes",
-                    aprendida: "    # posições aprendidas: somadas à entrada, antes",
+    [["posicoes"], {senoidal: "    # posições senoidais (fixas): já somadas à entrada",
+                    aprendida: "    # posições aprendidas: já somadas à entrada",
                     rope: "    # RoPE: rot gira Q e K dentro da atenção"}[cfg.posicoes]],
     [["posicoes"], `    def forward(self, x${rot}):`],
     ...(cfg.norma === "post" ? [
@@ -68,7 +69,8 @@ function campos(cfg) {
   c.kv = `Cabeças de K/V: ${kv("base")} das ${TAMANHOS.base.h} de consulta no tamanho base; ` +
          `${kv("big")} das ${TAMANHOS.big.h} no big.`;
   for (const tamanho of Object.keys(TAMANHOS)) {
-    const t = TAMANHOS[tamanho], antes = contar(ANOS["2017"], tamanho), agora = contar(cfg, tamanho);
+    const t = TAMANHOS[tamanho];
+    const antes = contar(ANOS["2017"], tamanho), agora = contar(cfg, tamanho);
     c[`${tamanho}.descricao`] = `d = ${inteiro(t.d)}, ${t.h} cabeças, FFN ${inteiro(t.ffn)}, ` +
       `${t.camadas} + ${t.camadas} blocos, vocabulário de ${inteiro(t.vocab)} compartilhado`;
     for (const g of [...GRUPOS, "total"]) {
