@@ -2,6 +2,7 @@
 SwiGLU, RoPE, GQA e o fim dos vieses, seis controles do bloco montados em PyTorch e medidos."""
 import math
 from licao import Licao, inteiro_entre, opcao
+import paginas
 
 LICAO = Licao("08", "O que mudou desde 2017", [
     "Os seis controles: de 2017 a 2026",
@@ -25,7 +26,7 @@ LICAO = Licao("08", "O que mudou desde 2017", [
     opcao("--interativo", "flag", None, "no experimento 1, troca os controles um a um"),
     opcao("--d", inteiro_entre(1, 100_000, "--d 2048"), 4096, "d na conta do experimento 5", "D"),
     opcao("--tokens", inteiro_entre(1, 10**8, "--tokens 128000"), 8192, "contexto do exp. 7", "N"),
-    opcao("--rapido", "flag", None, "experimento 8 curto (80 passos em vez de 200)")])
+    opcao("--rapido", "flag", None, "exp. 8 curto (80 passos, não 200)"), *paginas.opcoes()])
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha sai antes do torch
 import torch
@@ -1007,5 +1008,52 @@ def exp_familias(licao):
           "mede, camada a camada, as chaves guardadas ficando velhas sem a máscara.")
 
 
+# ============================================================ a página (--html)
+# O painel do experimento 1 num arquivo que abre com um duplo clique (lab/paginas.py). As
+# entradas são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do
+# PyTorch (contar_componentes, em tensores meta): a página leva os números já contados por
+# esta lição (DADOS) e só os soma e formata. Cada componente depende só de alguns controles
+# (DEPENDE), então bastam umas poucas contagens por tamanho; tests/test_paginas_08.py confere
+# a página contra contar_componentes nas 216 configurações x 2 tamanhos, e o código do bloco
+# que ela mostra contra o BlocoConfiguravel. O HTML, o CSS e o JavaScript moram em
+# lab/html/08_since_2017.*.
+DEPENDE = {"embeddings": [], "posições": ["posicoes"], "atenção": ["atencao", "vieses"],
+           "MLP": ["mlp", "vieses"], "normas": ["norma", "normalizador", "vieses"]}
+
+
+def contagens_da_pagina(tam):
+    """{componente: {"valor|valor": parâmetros}}: contar_componentes só nas configurações
+    que trazem uma combinação nova dos controles de que algum componente depende."""
+    import itertools
+
+    tabela = {g: {} for g in GRUPOS}
+    chaves = [c for c, _, _ in CONTROLES]
+    for valores in itertools.product(*[[v for v, _ in o] for _, _, o in CONTROLES]):
+        cfg = dict(zip(chaves, valores))
+        combinacao = {g: "|".join(cfg[c] for c in DEPENDE[g]) for g in GRUPOS}
+        if any(combinacao[g] not in tabela[g] for g in GRUPOS):
+            contagem = contar_componentes(cfg, tam)
+            for g in GRUPOS:
+                tabela[g][combinacao[g]] = contagem[g]
+    return tabela
+
+
+def pagina() -> str:
+    """A página da lição (--html): os seis controles, as predefinições de 2017, 2019 e
+    2026, os parâmetros por componente nos dois tamanhos do artigo e o código do bloco."""
+    tamanhos = {nome: dict(tam, vocab=VOCAB_2017,
+                           kv={v: cabecas_kv({"atencao": v}, tam["h"]) for v in
+                               ("mha", "gqa", "mqa")},
+                           contagens=contagens_da_pagina(dict(tam, nome=nome)))
+                for nome, tam in TAMANHOS.items()}
+    dados = {"controles": [[c, n, [list(o) for o in op]] for c, n, op in CONTROLES],
+             "anos": ANOS, "grupos": GRUPOS, "depende": DEPENDE, "tamanhos": tamanhos}
+    corpo, script, estilo = (paginas.fonte(f"08_since_2017.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · {LICAO.titulo}", corpo, script, dados,
+                             estilo, "O bloco de 2017 e o de hoje: seis controles")
+
+
 if __name__ == "__main__":
+    if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
+        sys.exit(paginas.gravar(LICAO, pagina, "08_since_2017.html"))
     sys.exit(LICAO.rodar())
