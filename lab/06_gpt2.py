@@ -55,6 +55,10 @@ def necessidade(pesos: float, copias: int = 1) -> float:
 
 
 # ============================================================ o modelo
+def parametros_gpt2(camadas, d, vocab=50257, posicoes=1024):  # PROVISÓRIO (l10): vem da l06
+    return vocab * d + posicoes * d + camadas * (12 * d * d + 13 * d) + 2 * d
+
+
 class GPT2(nn.Module):
     """O GPT-2 inteiro: wte + wpe, L blocos iguais, ln_f e o desembedding amarrado ao wte."""
 

@@ -292,6 +292,7 @@ def exp_modelo(licao):
           f"{num(inicial, 2)} na validação; ln V = {num(math.log(V), 2)}: "
           + ("perto (menos de 0,1): ainda chuta." if perto else "NÃO está perto de ln V."))
 
+    licao.pausa("os FLOPs de um passo de treino")
     x, y = lote(validacao, B, T, torch.Generator().manual_seed(0))  # (B, T), (B, T)
     with torch.no_grad():
         ida = L09.contar_flops(lambda: modelo(x))
@@ -415,6 +416,7 @@ def exp_treino(licao):
             dizer(f"  palavras de 3+ letras que existem no texto de treino: {conhecidas} de "
                   f"{total} ({pct(conhecidas / max(1, total), 0)})\n")
 
+    licao.pausa("o treino, uma linha a cada avaliação")
     dizer(f"\n  {'passo':>6} {'taxa':>7} {'treino':>7} {'validação':>10} {'tempo':>9}")
     inicio = time.perf_counter()
     avaliar_e_guardar(0, 0.0)
@@ -447,15 +449,17 @@ def exp_treino(licao):
           f"ele:\n  {comando_amostrar(arquivo)}")
     licao.verificar(exportar_e_dizer(args, modelo, tok, c), "a pasta do transformers")
     if licao.quer_figuras:
-        figura_curvas(licao, historico, len(tok), N)
+        figura_curvas(licao, historico, len(tok), N, entropia_ngrama(treino, validacao, 2,
+                                                                      len(tok)))
 
 
-def figura_curvas(licao, historico, V, N):
+def figura_curvas(licao, historico, V, N, bigrama):
     fig, ax = figuras.figura(7, 4.2, margens=(0.8, 0.2, 0.6, 0.45))
     ax.plot(historico["passo"], historico["treino"], "o-", ms=3, label="treino")
     ax.plot(historico["passo"], historico["validação"], "s-", ms=3, label="validação")
-    ax.axhline(math.log(V), color="gray", ls=":", label=f"ln V (chute), V = {V}")
-    ax.set(xlabel="passo", ylabel="perda (nats por caractere)",
+    ax.axhline(math.log(V), color="gray", ls=":", label=f"ln V = ln {V} (o chute)")
+    ax.axhline(bigrama, color="gray", ls="--", label="bigrama (a régua do experimento 1)")
+    ax.set(xlabel="passo", ylabel="perda (nats por caractere)", xlim=(0, historico["passo"][-1]),
            title=f"Treino do GPT2 da lição 06 ({inteiro(N)} parâmetros)")
     figuras.eixos_inteiros(ax)
     ax.grid(alpha=0.3)
@@ -549,6 +553,7 @@ def exp_cpu(licao):
                   "como d, e a fração sobe."))
 
     tokens = args.passos * B * T
+    licao.pausa("tokens por parâmetro contra o Chinchilla")
     dizer(f"\nTokens por parâmetro: o treino do experimento 3 ({inteiro(args.passos)} passos) "
           f"vê\n{inteiro(tokens)} tokens com N = {inteiro(N)}: {num(tokens / N, 2)} por "
           "parâmetro. O Chinchilla\n(lição 09) treinou com cerca de 20.")
@@ -660,6 +665,7 @@ def exp_fronteira(licao):
         for m in modelos:
             perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
     melhor = melhores(perdas)
+    licao.pausa("a perda de cada modelo em cada orçamento")
     dizer("\nPerda de validação em cada orçamento (FLOPs); * = a menor do orçamento:\n")
     dizer(f"  {'N':>8}" + "".join(f"{cientifico(c, 1):>10}" for c in cs))
     for N, linha in perdas.items():

@@ -290,7 +290,7 @@ def _fronteira_de_brinquedo(monkeypatch, capsys, perdas_por_d):
     monkeypatch.setattr(L10, "treinar_na_escala",
                         lambda m, semente, barra: perdas_por_d[m["d"]])
     args = types.SimpleNamespace(semente=0, escala=True)
-    L10.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False))
+    L10.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None))
     return capsys.readouterr().out
 
 
@@ -313,6 +313,20 @@ def test_a_fronteira_sem_escala_so_mostra_o_plano(monkeypatch, capsys):
     monkeypatch.setitem(L10.ESCALA, "larguras", (16, 32))
     monkeypatch.setattr(L10, "treinar_na_escala", lambda *a: pytest.fail("treinou"))
     args = types.SimpleNamespace(semente=0, escala=False)
-    L10.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False))
+    L10.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None))
     saida = capsys.readouterr().out
     assert "lab/10_treino.py --escala" in saida and "min nesta máquina" in saida
+
+
+@pytest.mark.skipif(not os.environ.get("LAB_LENTO"),
+                    reason="o treino padrão leva minutos: rode com LAB_LENTO=1")
+def test_o_treino_padrao_cumpre_o_que_a_apostila_diz(tmp_path):
+    """O treino padrão inteiro (uns minutos): a perda de validação termina abaixo do
+    limiar, dentro da faixa que a apostila cita, e as amostras melhoram."""
+    r = rodar_script("10_treino.py", "--so", "3", "--sem-figuras", "--checkpoint",
+                     str(tmp_path / "ck.pt"), timeout=7200)
+    assert r.returncode == 0, r.saida[-2000:]
+    final = float(re.search(r"Perda de validação: [\d,]+ -> ([\d,]+)", r.saida).group(1)
+                  .replace(",", "."))
+    assert final < L10.LIMIAR_VALIDACAO and L10.FAIXA_FINAL[0] <= final <= L10.FAIXA_FINAL[1]
+    assert "as amostras melhoraram" in " ".join(r.saida.split())
