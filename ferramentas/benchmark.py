@@ -82,11 +82,11 @@ with torch.no_grad():
 
 CRIAR = """
 import sys
-sys.path[:0] = [r"{testes}", r"{lab}"]
+sys.path[:0] = [r"{testes}/../ferramentas", r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 import licao
-from conftest import construir_tokenizador
+from modelos_de_teste import construir_tokenizador
 # O tokenizador aprende os textos das lições: assim eles viram mais ou menos as mesmas
 # quantidades de tokens que no GPT-2 de verdade (palavras comuns = um token).
 l05 = licao.importar_licao("05_block")

@@ -36,7 +36,8 @@ import pausas
 from console import cano_fechado, dizer, largura, num, plural, preparar_saida, quebrar
 
 __all__ = [
-    "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "ExperimentoPulado",
+    "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
+    "arquivo_de_texto", "no_maximo", "ExperimentoPulado",
     "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "semear", "RAIZ",
 ]
 
@@ -114,21 +115,34 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         """Uso errado: a mensagem em português, quebrada em 80 colunas, e saída 2."""
         self.print_usage(sys.stderr)
-        texto = quebrar(f"erro: {message}", recuo=0)
+        import textwrap  # sem quebrar no hífen: '--tokens-' + 'inferencia' não é uma opção
+
+        texto = textwrap.fill(f"erro: {message}", width=largura() - 1, break_on_hyphens=False)
         sys.stderr.write(f"{texto}\nPara ajuda: {self.prog} --help\n")
         sys.exit(2)
 
 
 # ---------------------------------------------------------------- os validadores de opção
-def _numero(texto: str, tipo):
+_SUFIXOS = {"k": 3, "K": 3, "M": 6, "B": 9, "T": 12}  # mil, milhão, bilhão, trilhão
+
+
+def _numero(texto: str, tipo, sufixos: bool = False):
     texto = texto.strip()
-    return int(texto) if tipo is int else float(texto.replace(",", "."))
+    if tipo is int:
+        return int(texto)
+    texto = texto.replace(",", ".")
+    if sufixos and texto[-1:] in _SUFIXOS and "e" not in texto.lower():
+        texto = f"{texto[:-1].rstrip()}e{_SUFIXOS[texto[-1]]}"  # '1.4T' -> '1.4e12': exato
+    return float(texto)
 
 
 def _g(x) -> str:
-    """1e-3 -> '0,001', 1.5 -> '1,5', 30 -> '30': um limite de opção no formato pt-BR (um
-    inteiro sai inteiro, como o aluno o digitaria)."""
-    return str(x) if isinstance(x, int) else f"{x:g}".replace(".", ",")
+    """1e-3 -> '0,001', 1.5 -> '1,5', 30 -> '30', 1e30 -> '1e30': um limite de opção no
+    formato pt-BR (um inteiro sai inteiro, como o aluno o digitaria)."""
+    if isinstance(x, int):
+        return str(x)
+    mantissa, e, expoente = f"{x:g}".partition("e")
+    return mantissa.replace(".", ",") + (f"e{int(expoente)}" if e else "")
 
 
 def _faixa(minimo, maximo) -> str:
@@ -161,20 +175,28 @@ def inteiro_entre(minimo: int | None = None, maximo: int | None = None,
 
 
 def real_entre(minimo: float | None = None, maximo: float | None = None,
-               exemplo: str | None = None, inclui_minimo: bool = True):
+               exemplo: str | None = None, inclui_minimo: bool = True,
+               sufixos: bool = False):
     """Tipo de opção: um número real em [minimo, maximo] (ou (minimo, maximo] com
-    inclui_minimo=False); aceita vírgula decimal ("1,5") e notação 1e-3."""
+    inclui_minimo=False); aceita vírgula decimal ("1,5") e notação 1e-3. Com
+    sufixos=True, também quantidades como as que as lições imprimem: 8k, 400M, 70B,
+    1,4T (mil, milhão, bilhão, trilhão)."""
     def ler(texto: str) -> float:
         try:
-            x = _numero(texto, float)
+            x = _numero(texto, float, sufixos)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"'{texto}' não é um número" + (f"; exemplo: {exemplo}" if exemplo else "")
             ) from None
         abaixo = minimo is not None and (x < minimo or (x == minimo and not inclui_minimo))
         if not math.isfinite(x) or abaixo or (maximo is not None and x > maximo):
-            faixa = (f"entre {_g(minimo)} e {_g(maximo)}" if minimo is not None
-                     and maximo is not None else _faixa(minimo, maximo))
+            if minimo is not None and not inclui_minimo:
+                faixa = f"maior que {_g(minimo)}" + (f" e até {_g(maximo)}"
+                                                     if maximo is not None else "")
+            elif minimo is not None and maximo is not None:
+                faixa = f"entre {_g(minimo)} e {_g(maximo)}"
+            else:
+                faixa = _faixa(minimo, maximo)
             raise argparse.ArgumentTypeError(
                 f"{texto} está fora do intervalo; use um número {faixa}"
                 + (f" (exemplo: {exemplo})" if exemplo else ""))
@@ -203,6 +225,61 @@ def lista_de_inteiros(exemplo: str = "--so 2,4"):
     return ler
 
 
+def texto_utf8(exemplo: str | None = None):
+    """Tipo de opção: um texto digitado no terminal. Bytes que não são UTF-8 (um terminal em
+    Latin-1 num sistema em UTF-8: $'a\\xe7\\xe3o') chegam ao Python como caracteres
+    substitutos, que o tokenizador recusa com um TypeError; aqui viram uma mensagem."""
+    def ler(texto: str) -> str:
+        try:
+            texto.encode("utf-8")
+        except UnicodeEncodeError as erro:
+            visivel = texto.encode("utf-8", "surrogateescape").decode("utf-8",
+                                                                     "backslashreplace")
+            byte = texto[erro.start].encode("utf-8", "surrogateescape")[0]
+            raise argparse.ArgumentTypeError(
+                f"'{visivel}' não é texto em UTF-8 (o byte \\x{byte:02x} não é): o terminal "
+                "manda o texto em outra codificação. Configure o terminal para UTF-8 e "
+                "digite de novo" + (f" (exemplo: {exemplo})" if exemplo else "")) from None
+        return texto
+    ler.__name__ = "texto"
+    return ler
+
+
+def arquivo_de_texto():
+    """Tipo de opção: o caminho de um arquivo de texto em UTF-8, não vazio; devolve o
+    conteúdo. Um arquivo que não existe, não é UTF-8 ou está vazio dá uma mensagem."""
+    def ler(caminho: str) -> str:
+        arquivo = Path(caminho)
+        if not arquivo.is_file():
+            raise argparse.ArgumentTypeError(
+                f"o arquivo '{caminho}' não existe (confira o caminho)")
+        try:
+            conteudo = arquivo.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            raise argparse.ArgumentTypeError(
+                f"'{caminho}' não está em UTF-8; salve-o como UTF-8 e tente de novo") from None
+        except OSError as erro:
+            raise argparse.ArgumentTypeError(
+                f"não consegui ler '{caminho}': {erro.strerror or erro}") from None
+        if not conteudo:
+            raise argparse.ArgumentTypeError(f"o arquivo '{caminho}' está vazio")
+        return conteudo
+    ler.__name__ = "arquivo"
+    return ler
+
+
+def no_maximo(n: int, exemplo: str):
+    """Ação de uma opção de vários valores (nargs="+"): mais de n valores é uso errado,
+    com uma mensagem em português (saída 2), antes de a lição gastar memória com eles."""
+    class NoMaximo(argparse.Action):
+        def __call__(self, parser, namespace, valores, opcao=None):
+            if len(valores) > n:
+                parser.error(f"{opcao}: no máximo {n} valores ({len(valores)} dados); "
+                             f"exemplo: {exemplo}")
+            setattr(namespace, self.dest, valores)
+    return NoMaximo
+
+
 def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | None = None,
           **outros):
     """Uma opção da lição, declarada no cabeçalho: opcao("--passos", inteiro_entre(1), 20,
@@ -220,7 +297,7 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
                       metavar=metavar or ("N" if getattr(tipo, "__name__", "") == "inteiro"
                                           else "X"))
         if padrao is not None and tipo != "flag" and "(padrão" not in texto:
-            texto += f" (padrão: {padrao if not isinstance(padrao, float) else f'{padrao:g}'})"
+            texto += f" (padrão: {padrao if not isinstance(padrao, float) else _g(padrao)})"
         parser.add_argument(nome, help=texto, **kw)
     return acrescentar
 
@@ -475,8 +552,13 @@ class Licao:
         feitos = total - len(self.pulados) - len(self.falhos)
         palavra = self.rotulo.lower()
         plurais = {"experimento": "experimentos", "verificação": "verificações"}
-        rodaram = "rodou" if feitos == 1 else "rodaram"
-        dizer(f"{feitos} de {plural(total, palavra, plurais.get(palavra))} {rodaram}.")
+        if feitos == 0:
+            nenhum, dos = ("Nenhuma", "das") if palavra.endswith("ção") else ("Nenhum", "dos")
+            dizer(f"{nenhum} {palavra} rodou." if total == 1 else
+                  f"{nenhum} {dos} {plural(total, palavra, plurais.get(palavra))} rodou.")
+        else:
+            rodaram = "rodou" if feitos == 1 else "rodaram"
+            dizer(f"{feitos} de {plural(total, palavra, plurais.get(palavra))} {rodaram}.")
         ditos = set()
         for situacao, lista in (("pulado", self.pulados), ("falhou", self.falhos)):
             for k, t, motivo in lista:  # no resumo, só a primeira linha do motivo, uma vez
@@ -498,7 +580,7 @@ class Licao:
 
 # ---------------------------------------------------------------- o erro do aluno
 _ENCANAMENTO = {"licao.py", "console.py", "pausas.py", "figuras.py", "carregar_gpt2.py",
-                "otimizador.py", "conferir.py", "common.py"}
+                "otimizador.py", "conferir.py", "paginas.py", "common.py"}
 
 
 def _de_biblioteca(arquivo: str) -> bool:

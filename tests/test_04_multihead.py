@@ -13,7 +13,7 @@ from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
 import common
-from conftest import RAIZ, rodar_script, ENCANAMENTO
+from conftest import RAIZ, rodar_script, ENCANAMENTO, pasta_da_sessao
 
 L04 = common.importar_licao("04_multihead")
 
@@ -198,7 +198,7 @@ def test_duas_cabecas_separam_e_uma_faz_a_media():
 # ------------------------------------------------------------ a lição inteira
 @pytest.fixture(scope="module")
 def inteira(gpt2_pequeno, tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("figuras04")
+    pasta = pasta_da_sessao("figuras04")
     return rodar_script("04_multihead.py", "--figuras", str(pasta),
                         env={"LAB_MODELO": str(gpt2_pequeno)}), pasta
 
@@ -336,6 +336,7 @@ def test_resposta_1_formas_medidas():
         assert re.search(re.escape(nome) + r"\s+" + re.escape(str(tuple(t.shape))), r), nome
 
 
+@pytest.mark.cpus
 def test_resposta_2_juntar_sem_transpose(tmp_path):
     copia = _copia(tmp_path, ["return y.transpose(1, 2).reshape(B, T, h * dh)"],
                    ["return y.reshape(B, T, h * dh)"])

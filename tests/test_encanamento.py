@@ -62,6 +62,29 @@ def test_uso_errado_sai_com_2_e_explica(args, trecho):
     assert "Traceback" not in r.erros + r.saida
 
 
+def test_real_entre_com_sufixos_e_limites_legiveis():
+    """real_entre(sufixos=True) lê as quantidades como as lições as escrevem (70B, 1,4T),
+    no mesmo número que a notação científica; os limites saem como o aluno os digitaria
+    (1e30, não 1e+30) e um mínimo excluído diz "maior que"."""
+    import argparse
+
+    ler = licao.real_entre(0, 1e30, "--tokens 1e13", sufixos=True)
+    assert ler("1,4T") == 1.4e12 and ler("15T") == 15e12 and ler(" 70B ") == 70e9
+    assert ler("400M") == 400e6 and ler("8k") == ler("8K") == 8000 and ler("2,5e12") == 2.5e12
+    for ruim, motivo in (("T", "'T' não é um número"), ("1e3T", "não é um número"),
+                         ("5b", "não é um número"), ("2e30", "use um número entre 0 e 1e30"),
+                         ("-1B", "-1B está fora do intervalo")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(motivo)):
+            ler(ruim)
+    with pytest.raises(argparse.ArgumentTypeError, match="não é um número"):
+        licao.real_entre(0, 10)("7B")                    # sem sufixos=True, 7B não é número
+    positivo = licao.real_entre(0, 1e30, inclui_minimo=False)
+    with pytest.raises(argparse.ArgumentTypeError, match="use um número maior que 0 e até 1e30"):
+        positivo("0")
+    assert [licao._g(x) for x in (1e-5, 0.001, 1.5, 1e30, 2.5e12, 30)] == \
+        ["1e-5", "0,001", "1,5", "1e30", "2,5e12", "30"]
+
+
 def test_lista_nao_roda_nada():
     r = rodar_script("05_block.py", "--lista")
     assert r.returncode == 0
@@ -886,3 +909,22 @@ def test_conferir_diz_o_que_difere(capsys):
     assert not conferir.conferir(quebra, lambda t: t, [x])
     saida = capsys.readouterr().out
     assert "deu erro" in saida and "na função quebra" in saida and "return t @ t" in saida
+
+
+@pytest.mark.parametrize("rotulo, quantos, rodam, esperado", [
+    ("Experimento", 1, 0, "Nenhum experimento rodou."),
+    ("Experimento", 3, 0, "Nenhum dos 3 experimentos rodou."),
+    ("Experimento", 3, 1, "1 de 3 experimentos rodou."),
+    ("Experimento", 1, 1, "1 de 1 experimento rodou."),
+    ("Verificação", 4, 0, "Nenhuma das 4 verificações rodou."),
+    ("Verificação", 4, 4, "4 de 4 verificações rodaram."),
+])
+def test_resumo_concorda_em_numero_e_genero(capsys, rotulo, quantos, rodam, esperado):
+    li = licao.Licao("99", "teste", [f"e{k}" for k in range(quantos)], rotulo=rotulo)
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def pula(_):
+        raise licao.ExperimentoPulado("sem isto")
+
+    li.rodar({k: (lambda _: None) if k <= rodam else pula for k in range(1, quantos + 1)})
+    assert esperado in capsys.readouterr().out
