@@ -1,88 +1,38 @@
-"""Lição 07 · Gerando texto: temperatura, top-k, top-p e um cache KV feito à mão.
-
-O laço autorregressivo sobre o GPT2 da lição 06 (importado, não copiado): como
-escolher o próximo token (gulosa, temperatura, top-k, top-p, sorteio com
-semente) e como não refazer as contas a cada token (o cache KV, montado aqui
-com os pesos da nossa atenção). Leia junto: apostilas/07_generation.md.
-"""
-import argparse
-import math
+"""Lição 07 · Gerando texto (leia junto: apostilas/07_generation.md): o laço autorregressivo,
+como escolher o próximo token (temperatura, top-k, top-p, semente) e o cache KV feito à mão."""
 import sys
-import time
 
-import common
+from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 
-TEXTO_PADRAO = "The cat sat on the"
-NOVOS = 16                          # experimento 1: tokens gulosos
-PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
-NOVOS_SORTEIO = 12                  # experimento 4: tokens de cada texto sorteado
-PASSOS_CONFERIDOS = 8               # experimento 5: passos com e sem cache comparados
-COMPRIMENTOS = (8, 64, 128, 256)    # experimento 5: tamanhos de sequência medidos
-# Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
-BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
-             " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
-
-
-def _numero(tipo, valido, regra):
-    def validar(texto):
-        try:
-            valor = tipo(texto.replace(",", "."))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{texto}' não é um número") from None
-        if not valido(valor):
-            raise argparse.ArgumentTypeError(f"{texto}: {regra}")
-        return valor
-    return validar
-
-
-def _argumentos(parser):
-    parser.add_argument("--texto", default=TEXTO_PADRAO, metavar='"FRASE"',
-                        help=f'frase de entrada (padrão: "{TEXTO_PADRAO}")')
-    parser.add_argument("--temperatura", type=_numero(float, lambda t: 0.01 <= t <= 100,
-                                                      "use um número de 0,01 a 100"),
-                        default=1.0, metavar="T", help="temperatura do experimento 4 "
-                        "(padrão: 1; perto de 0 = quase gulosa)")
-    parser.add_argument("--top-k", type=_numero(int, lambda k: k >= 0, "use 0 ou mais"),
-                        default=0, metavar="K", help="top-k do experimento 4 "
-                        "(padrão: 0 = desligado)")
-    parser.add_argument("--top-p", type=_numero(float, lambda p: 0 < p <= 1,
-                                                "use um número maior que 0 e até 1"),
-                        default=0.9, metavar="P", help="top-p do experimento 4 "
-                        "(padrão: 0,9; 1 = desligado)")
-    parser.add_argument("--fp16", action="store_true",
-                        help="a tabela do experimento 6 em float16 (2 bytes por número; "
-                        "padrão: fp32, 4 bytes)")
-    parser.add_argument("--conversas", type=_numero(int, lambda n: 1 <= n <= 1000,
-                                                    "use um inteiro de 1 a 1.000"),
-                        default=8, metavar="N", help="conversas ao mesmo tempo no gpt2-xl, "
-                        "no experimento 6 (padrão: 8)")
-
-
-LICAO = common.Licao(
-    "07", "Gerando texto: amostragem e o cache KV",
-    [
-        (1, "O laço autorregressivo: um token por vez", True),
-        (2, "Temperatura: a mesma distribuição, mais ou menos achatada", True),
-        (3, "top-k e top-p: quem sobrevive ao corte", True),
-        (4, "Sorteio com semente: o mesmo texto de novo", True),
-        (5, "O cache KV à mão: os mesmos logits, muito menos conta", True),
-        (6, "Quanto ocupa o cache: 2 x L x d x bytes por token", True),
-        (7, "Por que o cache precisa de causalidade", True),
-    ],
-    proxima=("lab/08_since_2017.py", "apostilas/08_since_2017.md"),
-    argumentos=_argumentos,
-)
+LICAO = Licao("07", "Gerando texto: amostragem e o cache KV", [
+    "O laço autorregressivo: um token por vez",
+    "Temperatura: a mesma distribuição, mais ou menos achatada",
+    "top-k e top-p: quem sobrevive ao corte",
+    "Sorteio com semente: o mesmo texto de novo",
+    "O cache KV à mão: os mesmos logits, muito menos conta",
+    "Quanto ocupa o cache: 2 x L x d x bytes por token",
+    "Por que o cache precisa de causalidade",
+], usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
+    opcao("--texto", str, "The cat sat on the", "frase de entrada", '"FRASE"'),
+    opcao("--temperatura", real_entre(0.01, 100, "--temperatura 0.7"), 1.0, "temperatura do "
+          "experimento 4 (padrão: 1; perto de 0 = quase gulosa)", "T"),
+    opcao("--top-k", inteiro_entre(0, exemplo="--top-k 40"), 0, "top-k do experimento 4 "
+          "(padrão: 0 = desligado)", "K"),
+    opcao("--top-p", real_entre(0, 1, "--top-p 0.9", inclui_minimo=False), 0.9, "top-p do "
+          "experimento 4 (padrão: 0,9; 1 = desligado)", "P"),
+    opcao("--fp16", "flag", None, "a tabela do experimento 6 em float16 (2 bytes por número)"),
+    opcao("--conversas", inteiro_entre(1, 1000, "--conversas 32"), 8, "conversas ao mesmo "
+          "tempo no gpt2-xl, no experimento 6", "N"),
+])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
-
-import torch  # noqa: E402
-
-L06 = common.importar_licao("06_gpt2")   # o GPT2 da lição 06, sem cópia
-dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
-token = L06.token                       # um token entre aspas, legível em qualquer console
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+L03 = importar_licao("03_attention")  # a máscara causal (futuro) e a entropia da 03
+__all__ = ["CacheKV", "atencao_com_cache", "passo", "filtrar_top_k", "filtrar_top_p", "escolher",
+           "gerar", "bytes_por_token"]
 
 
-# ============================================================ o cache KV
+# ============================================================ a peça: o cache KV
 class CacheKV:
     """Chaves e valores já calculados, por camada: k[i] e v[i] têm forma (B, h, S, d/h)."""
 
@@ -97,6 +47,14 @@ class CacheKV:
     @property
     def tamanho(self):                  # S: quantos tokens já estão guardados
         return 0 if self.k[0] is None else self.k[0].shape[2]
+
+    def primeiros(self, n):
+        """Outro cache com os n primeiros tokens deste: vistas, nenhuma cópia (o passo não
+        escreve nos tensores guardados, só concatena os novos num tensor novo)."""
+        outro = CacheKV(len(self.k), self.cabecas)
+        outro.k = [k[:, :, :n] for k in self.k]             # (B, h, n, d/h)
+        outro.v = [v[:, :, :n] for v in self.v]             # (B, h, n, d/h)
+        return outro
 
     def bytes(self):
         return sum(t.numel() * t.element_size() for t in self.k + self.v if t is not None)
@@ -115,11 +73,10 @@ def atencao_com_cache(attn, x, cache, camada, causal=True):
         v = torch.cat([cache.v[camada], v], dim=2)          # (B, h, S, C/h)
     cache.k[camada], cache.v[camada] = k, v
     S = k.shape[2]
-    notas = q @ k.transpose(-2, -1) / math.sqrt(C // h)     # (B, h, T, S)
+    notas = q @ k.transpose(-2, -1) / (C // h) ** 0.5      # (B, h, T, S)
     if causal and T > 1:   # o novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
         # (com T = 1, o único token novo vê todas as chaves: não há o que mascarar)
-        futuro = torch.ones(T, S, dtype=torch.bool).triu(S - T + 1)   # (T, S)
-        notas = notas.masked_fill(futuro, float("-inf"))
+        notas = notas.masked_fill(L03.futuro(T, x.device, S), float("-inf"))  # (T, S)
     y = notas.softmax(dim=-1) @ v                           # (B, h, T, C/h)
     return attn.c_proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)
 
@@ -139,7 +96,11 @@ def passo(modelo, ids, cache, causal=True):
     return modelo.ln_f(x[:, -1]) @ modelo.wte.weight.T      # (B, V)
 
 
-# ============================================================ escolher o próximo token
+def bytes_por_token(camadas, d, bytes_por_valor=4):
+    return 2 * camadas * d * bytes_por_valor            # K e V, em cada camada
+
+
+# ============================================================ a peça: escolher o próximo token
 def filtrar_top_k(logits, k):
     """Mantém os k maiores logits (e quem empata com o k-ésimo); os outros viram -inf."""
     if k <= 0 or k >= logits.shape[-1]:
@@ -190,6 +151,90 @@ def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
     return ids
 
 
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import math
+import statistics
+import time
+
+from carregar_gpt2 import TAMANHOS_GPT2
+from console import (Progresso, cortar, cronometrar, dizer, inteiro, limite, num, pct,
+                     plural, quebrar, tamanho, token)
+
+L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
+
+NOVOS = 16                          # experimento 1: tokens gulosos
+PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
+NOVOS_SORTEIO = 12                  # experimento 4: tokens de cada texto sorteado
+PASSOS_CONFERIDOS = 8               # experimento 5: passos com e sem cache comparados
+COMPRIMENTOS = (8, 64, 128, 256)    # experimento 5: tamanhos de sequência medidos
+CORTE_DO_EXP3 = dict(temperatura=1.0, top_k=0, top_p=0.9)   # as regras padrão do exp. 4
+# Diferenças de arredondamento saem como limite abaixo de um teto FIXO (os dígitos do ruído
+# mudam de CPU para CPU): bem acima do arredondamento do float32, bem abaixo de um erro.
+TETO_LOGITS = 1e-3                  # logits do GPT-2 vão a ~100: o float32 erra em ~1e-5
+TETO_K = 1e-4                       # chaves de ordem 1
+POR_TELA = 20                       # linhas da tabela por camada numa tela do projetor
+# Logits de brinquedo (escolhidos à mão) para o token depois de "O gato subiu no".
+BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
+             " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
+
+# O que uma execução calcula uma vez só e os experimentos reusam: a frase passada pelo
+# modelo (o prefill), a continuação gulosa e os textos sorteados. Um servidor faz o mesmo
+# com um começo de conversa repetido: guarda o cache dele em vez de recalculá-lo.
+_FEITO = {}
+
+
+def frase(licao, reserva=NOVOS):
+    """(nosso, hf, tok, ids, cache, logits): a frase do --texto já no cache e os logits da
+    última posição. Cada chamada devolve um cache seu (as mesmas chaves, sem cópia)."""
+    nosso, hf, tok = L06.modelos(licao)
+    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
+    chave = ("frase", id(hf), licao.args.texto)
+    if chave not in _FEITO:
+        cache = CacheKV.para(hf.config)
+        with torch.no_grad():
+            _FEITO[chave] = cache, passo(nosso, ids, cache)           # (1, V)
+    cache, logits = _FEITO[chave]
+    return nosso, hf, tok, ids, cache.primeiros(ids.shape[1]), logits
+
+
+def continuar(nosso, cache, logits, novos, **regras):
+    """O laço do gerar() a partir de uma frase que já está no cache, com os logits da
+    última posição dela: novos tokens escolhidos com `regras` (sem regras, a gulosa).
+    Devolve os tokens e os logits de onde cada um saiu."""
+    tokens, de_onde = [], []
+    with torch.no_grad():
+        for n in range(novos):
+            proximo = escolher(logits, **regras)                      # (1, 1)
+            tokens.append(int(proximo))
+            de_onde.append(logits[0])                                 # (V,)
+            if n < novos - 1:
+                logits = passo(nosso, proximo, cache)                 # (1, V)
+    return tokens, de_onde
+
+
+def gulosa(licao):
+    """Os NOVOS tokens gulosos depois da frase e os logits de cada passo (com cache): o
+    laço do experimento 1, que os experimentos 4, 5 e 7 reusam."""
+    nosso, hf, _tok, _ids, cache, logits = frase(licao)
+    chave = ("gulosa", id(hf), licao.args.texto)
+    if chave not in _FEITO:
+        _FEITO[chave] = continuar(nosso, cache, logits, NOVOS)
+    return _FEITO[chave]
+
+
+def sortear(licao, semente, de_novo=False, **regras):
+    """(tokens, logits de cada passo) de NOVOS_SORTEIO tokens sorteados depois da frase,
+    com torch.manual_seed(semente) antes; um sorteio já feito nesta execução com a mesma
+    semente e as mesmas regras é reusado (de_novo=True: sorteia de novo)."""
+    nosso, hf, _tok, _ids, cache, logits = frase(licao)
+    chave = ("sorteio", id(hf), licao.args.texto, semente, tuple(sorted(regras.items())))
+    if de_novo or chave not in _FEITO:
+        torch.manual_seed(semente)
+        _FEITO[chave] = continuar(nosso, cache, logits, NOVOS_SORTEIO, **regras)
+    return _FEITO[chave]
+
+
 def generate_deles(hf, ids, novos, **amostragem):
     """O generate() do transformers com as mesmas regras (top_k=0: sem o 50 escondido)."""
     sorteio = amostragem.get("temperatura", 0) > 0
@@ -200,58 +245,66 @@ def generate_deles(hf, ids, novos, **amostragem):
                        pad_token_id=None, eos_token_id=None, **extra)   # sem parada
 
 
-def entropia(logits):
-    """Entropia da distribuição softmax(logits), em nats."""
-    logp = logits.log_softmax(dim=-1)
-    return float(-(logp.exp() * logp).sum())
-
-
-def limite(x):
-    """Um número de arredondamento como limite ('< 1e-5'), nunca como dígitos."""
-    return "0" if x == 0 else f"< 1e{math.floor(math.log10(x)) + 1}"
-
-
-def preparar(licao, reserva=NOVOS):
-    nosso, hf, tok = L06.modelos(licao)
-    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
-    return nosso, hf, tok, ids
-
-
 def texto_de(tok, ids):
     return tok.decode(ids).replace("\ufffd", "?").replace("\n", " ")
 
 
+def citar(texto, folga):
+    """O texto entre aspas, cortado numa palavra se não couber na linha com `folga`."""
+    return '"' + cortar(texto, folga + 2) + '"'
+
+
+def com_o_fim_da_frase(tok, ids, novos, cabe=60):
+    """O texto da frase mais os tokens novos, entre aspas; de uma frase longa, só o fim
+    (uns `cabe` caracteres, a partir de uma palavra), depois de '...'."""
+    frase_ = texto_de(tok, ids)
+    tudo = texto_de(tok, ids + novos)
+    if len(frase_) <= 2 * cabe:
+        return repr(tudo)
+    corte = len(frase_) - cabe
+    corte = frase_.find(" ", corte) if " " in frase_[corte:] else corte
+    return "..." + repr(tudo[corte:])
+
+
 # ============================================================ experimento 1
+@LICAO.experimento(1)
 def exp_laco(licao):
-    nosso, hf, tok, ids = preparar(licao)
-    T, cfg = ids.shape[1], hf.config
-    dizer(f'Frase: "{licao.args.texto}" ({T} tokens). A cada passo: logits da última\n'
+    nosso, hf, tok = L06.modelos(licao)
+    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS)
+    T = ids.shape[1]
+    resto = f" ({plural(T, 'token')}). A cada passo: logits da última"
+    dizer(f"Frase: {citar(licao.args.texto, len('Frase: ') + len(resto))}{resto}\n"
           "posição -> escolher um token -> acrescentá-lo -> de novo. Gulosa: o argmax.\n")
-    cache, entrada, linhas = CacheKV.para(cfg), ids, []
+    cache, entrada, linhas = CacheKV.para(hf.config), ids, []
     inicio = time.perf_counter()
     with torch.no_grad():
         for n in range(NOVOS):
             logits = passo(nosso, entrada, cache)           # (1, V)
             prox = escolher(logits)                         # (1, 1)
-            linhas.append((entrada, prox, float(logits.softmax(-1)[0, prox])))
+            linhas.append((entrada, prox, logits))
             entrada = prox
     t_nosso = time.perf_counter() - inicio
+    nossos = [int(sai) for _, sai, _ in linhas]
+    # a frase e a gulosa ficam para os outros experimentos (as mesmas contas do gulosa())
+    _FEITO["frase", id(hf), licao.args.texto] = cache.primeiros(T), linhas[0][2]
+    _FEITO["gulosa", id(hf), licao.args.texto] = nossos, [z[0] for _, _, z in linhas]
     dizer(f"  {'passo':>5}  {'entra':<16}{'sai (argmax)':<16}{'prob.':>7}")
-    for n, (entra, sai, p) in enumerate(linhas):
-        rotulo = f"{T} tokens" if n == 0 else token(tok, entra[0, 0])
+    for n, (entra, sai, logits) in enumerate(linhas):
+        rotulo = plural(T, "token") if n == 0 else token(tok, entra[0, 0])
+        p = float(logits.softmax(-1)[0, sai[0, 0]])
         if n < 6 or n == NOVOS - 1:
             dizer(f"  {n + 1:>5}  {rotulo:<16}{token(tok, sai[0, 0]):<16}{pct(p):>7}")
         elif n == 6:
             dizer("    ...")
-    nossos = [int(sai) for _, sai, _ in linhas]
-    dizer("\n" + common.quebrar(repr(texto_de(tok, ids[0].tolist() + nossos)), recuo=2))
+    dizer("\n" + quebrar(com_o_fim_da_frase(tok, ids[0].tolist(), nossos), recuo=2))
     licao.pausa("o generate() do transformers e o tempo")
     inicio = time.perf_counter()
     deles = generate_deles(hf, ids, NOVOS)[0, T:].tolist()
     t_deles = time.perf_counter() - inicio
     iguais = sum(x == y for x, y in zip(nossos, deles))
+    ok = licao.verificar(nossos == deles, "a gulosa do nosso laço = generate()")
     dizer(f"\ngenerate(do_sample=False) do transformers no mesmo modelo: {iguais} de "
-          f"{len(nossos)} tokens\niguais -> {'os mesmos' if nossos == deles else 'DIFERENTES'}."
+          f"{len(nossos)} tokens\niguais -> {'os mesmos' if ok else 'DIFERENTES'}."
           f"\nTempo: o nosso laço levou {num(t_nosso / t_deles, 2)} vezes o do generate().")
     dizer("O passo 1 roda a frase inteira; do 2 em diante entra só o token novo:\n"
           "o resto já está no cache KV (experimento 5), como no generate().")
@@ -273,12 +326,16 @@ def tabela_temperaturas(nomes, logits, temperaturas):
 
 
 def tabela_entropias(logits, temperaturas):
+    """A entropia da lição 03, em nats, da distribuição em cada temperatura (em float64:
+    em float32 as probabilidades minúsculas da cauda viram 0)."""
     dizer(f"\n  {'T':>6}  {'entropia':>9}  {'o mais provável':>15}")
     for t in temperaturas:
-        dizer(f"  {num(t, 2):>6}  {num(entropia(logits / t), 3):>9}  "
-              f"{pct(float((logits / t).softmax(-1).max())):>15}")
+        p = (logits.double() / t).softmax(-1)                   # (V,)
+        dizer(f"  {num(t, 2):>6}  {num(float(L03.entropia(p)), 3):>9}  "
+              f"{pct(float(p.max())):>15}")
 
 
+@LICAO.experimento(2)
 def exp_temperatura(licao):
     nomes = [repr(t) for t in BRINQUEDO]
     logits = torch.tensor(list(BRINQUEDO.values()), dtype=torch.float64)
@@ -290,10 +347,9 @@ def exp_temperatura(licao):
           f"uniforme: entropia ln {len(nomes)} = {num(math.log(len(nomes)), 3)} nats.")
     licao.pausa("a mesma tabela no modelo carregado")
     dizer()
-    nosso, hf, tok, ids = preparar(licao, reserva=0)
-    with torch.no_grad():
-        logits = passo(nosso, ids, CacheKV.para(hf.config))[0]   # (V,)
-    dizer(f'No modelo carregado, depois de "{licao.args.texto}"\n'
+    _nosso, _hf, tok, _ids, _cache, logits = frase(licao, reserva=0)
+    logits = logits[0]                                          # (V,)
+    dizer(f"No modelo carregado, depois de {citar(licao.args.texto, 31)}\n"
           "(os 5 mais prováveis em T = 1):\n")
     ordem = logits.argsort(descending=True)                     # os 5 primeiros na tabela
     tabela_temperaturas([token(tok, i) for i in ordem[:5]], logits[ordem], (0.5, 1.0, 2.0))
@@ -309,6 +365,13 @@ def sobreviventes(logits, top_k=0, top_p=1.0, temperatura=1.0):
                .isfinite().sum())
 
 
+def mediana(valores):
+    """A mediana, escrita: com um número par de valores, a média dos dois do meio."""
+    m = statistics.median(valores)
+    return num(m, 0 if m == int(m) else 1)
+
+
+@LICAO.experimento(3)
 def exp_cortes(licao):
     nomes = [repr(t) for t in BRINQUEDO]
     logits = torch.tensor(list(BRINQUEDO.values()), dtype=torch.float64)
@@ -332,86 +395,68 @@ def exp_cortes(licao):
     dizer("generate() do transformers: temperatura primeiro, depois top-k, depois top-p.")
     licao.pausa(f"{PASSOS_CORTE} passos sorteados no modelo carregado")
     dizer()
-    nosso, hf, tok, ids = preparar(licao)
-    dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9). Quantos "
-          f"dos\n{inteiro(hf.config.vocab_size)} tokens sobrevivem a cada passo?\n")
+    _nosso, hf, tok, _ids, _cache, _logits = frase(licao)
+    semente = licao.args.semente
+    dizer(f"No modelo carregado: {PASSOS_CORTE} passos sorteados (T = 1, top-p 0,9, semente "
+          f"{semente}).\nQuantos dos {inteiro(hf.config.vocab_size)} tokens sobrevivem a "
+          "cada passo?\n")
     dizer(f"  {'passo':>5}  {'sorteado':<16}{'top-k 50':>9}{'top-p 0,5':>10}"
           f"{'top-p 0,9':>10}")
-    contagens = []
-
-    def anotar(logits):
-        contagens.append([sobreviventes(logits[0], top_k=50),
-                          sobreviventes(logits[0], top_p=0.5),
-                          sobreviventes(logits[0], top_p=0.9)])
-
-    cache, entrada = CacheKV.para(hf.config), ids
-    with torch.no_grad():
-        for n in range(PASSOS_CORTE):
-            logits = passo(nosso, entrada, cache)
-            anotar(logits)
-            entrada = escolher(logits, temperatura=1.0, top_p=0.9)
-            c = contagens[-1]
-            dizer(f"  {n + 1:>5}  {token(tok, entrada[0, 0]):<16}"
-                  f"{inteiro(c[0]):>9}{inteiro(c[1]):>10}{inteiro(c[2]):>10}")
-    nucleo = sorted(c[2] for c in contagens)
-    dizer(f"\ntop-p 0,9 deixou de {inteiro(nucleo[0])} a {inteiro(nucleo[-1])} tokens "
-          f"(mediana {inteiro(nucleo[len(nucleo) // 2])}): o corte se adapta à\n"
-          "confiança do modelo; o top-k 50 deixa sempre 50 (ou mais, se houver empate).")
+    tokens, de_onde = sortear(licao, semente, **CORTE_DO_EXP3)
+    nucleo = []
+    for n, (sorteado, z) in enumerate(zip(tokens, de_onde)):
+        c = [sobreviventes(z, top_k=50), sobreviventes(z, top_p=0.5),
+             sobreviventes(z, top_p=0.9)]
+        nucleo.append(c[2])
+        dizer(f"  {n + 1:>5}  {token(tok, sorteado):<16}"
+              f"{inteiro(c[0]):>9}{inteiro(c[1]):>10}{inteiro(c[2]):>10}")
+    dizer(f"\ntop-p 0,9 deixou de {inteiro(min(nucleo))} a {inteiro(max(nucleo))} tokens "
+          f"(mediana {mediana(nucleo)}): o corte se adapta à\nconfiança do modelo; o top-k "
+          "50 deixa sempre 50 (ou mais, se houver empate).")
 
 
 # ============================================================ experimento 4
+@LICAO.experimento(4)
 def exp_semente(licao):
-    nosso, hf, tok, ids = preparar(licao)
+    _nosso, _hf, tok, _ids, _cache, _logits = frase(licao)
     a = licao.args
     regras = dict(temperatura=a.temperatura, top_k=a.top_k, top_p=a.top_p)
-    semente, cabecas, T = a.semente, hf.config.n_head, ids.shape[1]
+    semente = a.semente
     dizer(f"Temperatura {num(a.temperatura, 2)}, top-k {a.top_k or 'desligado'}, "
           f"top-p {num(a.top_p, 2)}; {NOVOS_SORTEIO} tokens;\n"
           "torch.manual_seed(s) antes de cada texto.\n")
     textos = {}
-    with common.Progresso(5, "sorteando") as progresso:
-        for s in (semente, semente + 1, semente + 2, semente):   # a primeira, de novo
-            torch.manual_seed(s)
-            saida = gerar(nosso, ids, NOVOS_SORTEIO, cabecas, **regras)[0, T:].tolist()
-            de_novo = saida if s in textos else None
-            textos.setdefault(s, saida)
+    with Progresso(5, "sorteando") as progresso:
+        for s in (semente, semente + 1, semente + 2):
+            textos[s] = sortear(licao, s, **regras)[0]
             progresso.avancar()
-        gulosa = gerar(nosso, ids, NOVOS_SORTEIO, cabecas)[0, T:].tolist()   # para comparar
+        de_novo = sortear(licao, semente, de_novo=True, **regras)[0]  # a primeira, de novo
+        progresso.avancar()
+        guloso = gulosa(licao)[0][:NOVOS_SORTEIO]                     # para comparar
         progresso.avancar()
     for rotulo, ids_s in [(f"semente {s}", t) for s, t in textos.items()] + [
-            ("gulosa (sem sorteio, para comparar)", gulosa)]:
+            ("gulosa (sem sorteio, para comparar)", guloso)]:
         dizer(f"  {rotulo}:")
-        dizer(common.quebrar(repr(texto_de(tok, ids_s)), recuo=4))
+        dizer(quebrar(repr(texto_de(tok, ids_s)), recuo=4))
     igual = licao.verificar(de_novo == textos[semente], "a mesma semente, o mesmo texto")
     dizer(f"\nSemente {semente} de novo: "
           + ("o mesmo texto, token a token." if igual else "OUTRO texto."))
-    iguais = sum(t == gulosa for t in textos.values())
+    iguais = sum(t == guloso for t in textos.values())
     dizer(f"Iguais ao texto da gulosa, token a token: {iguais} de {len(textos)} sementes.")
     dizer("A mesma semente repete o texto nesta máquina; em outra CPU, GPU ou versão\n"
           "do PyTorch, o sorteio pode sair diferente. Só a gulosa é portátil.")
 
 
 # ============================================================ experimento 5
-def cronometrar(funcao, vezes=1):
-    melhor = float("inf")
-    for _ in range(vezes):
-        inicio = time.perf_counter()
-        funcao()
-        melhor = min(melhor, time.perf_counter() - inicio)
-    return melhor
-
-
-def conferir_logits(nosso, ids, cabecas, novos):
-    """max |logits com cache - logits do forward da lição 06 (sem cache)|, e o maior |logit|."""
-    cache, entrada, passos = CacheKV(len(nosso.h), cabecas), ids, []
+def conferir_logits(nosso, ids, tokens, logits):
+    """max |logits com cache - logits do forward da lição 06 (sem cache)| nos passos de
+    `tokens` (cada um saiu dos logits correspondentes), e o maior |logit|."""
+    n = len(tokens)
+    seguidos = torch.cat([ids, torch.tensor([tokens])], dim=1)        # (1, T + n)
     with torch.no_grad():
-        for _ in range(novos):
-            passos.append(passo(nosso, entrada, cache)[0])            # (V,)
-            entrada = passos[-1].argmax().view(1, 1)
-            ids = torch.cat([ids, entrada], dim=1)
-        sem_cache = nosso(ids)[0, -novos - 1:-1]                      # (novos, V)
-    com_cache = torch.stack(passos)                                   # (novos, V)
-    return float((com_cache - sem_cache).abs().max()), float(sem_cache.abs().max()), cache
+        sem_cache = nosso(seguidos)[0, -n - 1:-1]                     # (n, V)
+    com_cache = torch.stack(logits)                                   # (n, V)
+    return float((com_cache - sem_cache).abs().max()), float(sem_cache.abs().max())
 
 
 def medir_tempos(nosso, cabecas, comprimentos, progresso):
@@ -419,20 +464,14 @@ def medir_tempos(nosso, cabecas, comprimentos, progresso):
     ids = torch.randint(0, nosso.wte.num_embeddings, (1, max(comprimentos) + 1),
                         generator=torch.Generator().manual_seed(0))
     sem, com = [], []
-    with torch.no_grad():
-        passo(nosso, ids[:, :2], CacheKV(len(nosso.h), cabecas))      # aquecimento
+    with torch.no_grad():   # (o modelo já rodou a frase: nada de aquecimento)
         for n in comprimentos:
             cheio = CacheKV(len(nosso.h), cabecas)     # sem cache: a sequência inteira
             sem.append(cronometrar(lambda: passo(nosso, ids[:, :n + 1], cheio)))
             progresso.avancar()
-
-            def um_passo():
-                cache = CacheKV(len(nosso.h), cabecas)
-                cache.k = [k[:, :, :n] for k in cheio.k]             # (1, h, n, C/h)
-                # (o forward sem cache acima deixou K e V de n + 1 tokens: usamos n)
-                cache.v = [v[:, :, :n] for v in cheio.v]
-                passo(nosso, ids[:, n:n + 1], cache)
-            com.append(cronometrar(um_passo, vezes=2))
+            # com cache: um token novo sobre os n guardados (o forward acima guardou n + 1)
+            com.append(cronometrar(lambda: passo(nosso, ids[:, n:n + 1], cheio.primeiros(n)),
+                                   repeticoes=2))
             progresso.avancar()
     return sem, com
 
@@ -448,22 +487,25 @@ def somar(comprimentos, tempos, ate):
     return total
 
 
+@LICAO.experimento(5)
 def exp_cache(licao):
-    nosso, hf, tok, ids = preparar(licao)
+    nosso, hf, _tok, ids, _cache, _logits = frase(licao)
     cfg = hf.config
     dizer("Sem cache, cada token novo roda a sequência inteira. Com cache, guardamos\n"
           "K e V de cada camada e rodamos só o token novo: ele olha para as chaves\n"
           "guardadas. Conta nenhuma muda; só deixa de ser repetida.\n")
-    delta, escala, _ = conferir_logits(nosso, ids, cfg.n_head, PASSOS_CONFERIDOS)
+    tokens, logits = gulosa(licao)
+    delta, escala = conferir_logits(nosso, ids, tokens[:PASSOS_CONFERIDOS],
+                                    logits[:PASSOS_CONFERIDOS])
     ok = licao.verificar(L06.confere(delta, escala), "logits com e sem cache")
     dizer(f"{PASSOS_CONFERIDOS} passos gulosos: logits com cache contra o forward da "
           "lição 06:")
-    dizer(f"  max |diferença| {limite(delta)} (maior |logit|: {num(escala, 1)}) -> "
-          f"{'os mesmos' if ok else 'NÃO conferem'}\n")
+    dizer(f"  max |diferença| {limite(delta, TETO_LOGITS)} (maior |logit|: {num(escala, 1)})"
+          f" -> {'os mesmos' if ok else 'NÃO conferem'}\n")
 
     fator = min(1.0, (cfg.n_positions - 1) / max(COMPRIMENTOS))   # cabe no contexto
     comprimentos = sorted({max(1, round(n * fator)) for n in COMPRIMENTOS})
-    with common.Progresso(2 * len(comprimentos), "medindo o tempo por token") as progresso:
+    with Progresso(2 * len(comprimentos), "medindo o tempo por token") as progresso:
         sem, com = medir_tempos(nosso, cfg.n_head, comprimentos, progresso)
     dizer("Tempo para o próximo token com n tokens já vistos (esta máquina, agora):")
     dizer(f"  {'n':>5}{'sem cache':>12}{'com cache':>12}{'sem/com':>9}")
@@ -483,94 +525,97 @@ def exp_cache(licao):
 
 
 def _figura_tempos(licao, comprimentos, sem, com):
-    fig, ax = common.figura(7, 4)
+    import figuras
+
+    fig, ax = figuras.figura(7, 4, margens=(0.8, 0.2, 0.6, 0.4))
     ax.plot(comprimentos, [1000 * s for s in sem], "o-", label="sem cache")
     ax.plot(comprimentos, [1000 * c for c in com], "s-", label="com cache")
     ax.set(xlabel="tokens já vistos (n)", ylabel="ms por token novo",
-           title="Tempo por token com e sem cache KV", ylim=(0, None))
-    common.eixos_inteiros(ax)
+           title=f"Tempo por token com e sem cache KV ({licao.modelo_curto})", ylim=(0, None))
+    figuras.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "07_tempo_por_token.png")
 
 
 # ============================================================ experimento 6
-def bytes_por_token(camadas, d, bytes_por_valor=4):
-    return 2 * camadas * d * bytes_por_valor            # K e V, em cada camada
-
-
+@LICAO.experimento(6)
 def exp_memoria(licao):
     b, tipo = (2, "fp16") if licao.args.fp16 else (4, "fp32")     # bytes por número
     dizer("Por token, cada camada guarda um K e um V de d números: 2 x L x d valores.\n"
           f"Em {tipo} ({b} bytes), com 1.024 tokens (o contexto inteiro do GPT-2):\n")
     dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'por token':>11}{'1.024 tokens':>14}"
           f"{'pesos':>11}{'cache/pesos':>12}")
-    for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        por_token, pesos = bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
+    for nome, (L, d, _h) in TAMANHOS_GPT2.items():
+        por_token, pesos = bytes_por_token(L, d, b), b * L06.parametros_gpt2(L, d)
         dizer(f"  {nome:<12}{L:>3}{d:>6}{num(por_token / 1024, 0) + ' KiB':>11}"
-              f"{common.tamanho(1024 * por_token):>14}{common.tamanho(pesos):>11}"
+              f"{tamanho(1024 * por_token):>14}{tamanho(pesos):>11}"
               f"{pct(1024 * por_token / pesos):>12}")
-    n, (L, d, _h) = licao.args.conversas, common.TAMANHOS_GPT2["gpt2-xl"]
-    xl, pesos = n * 1024 * bytes_por_token(L, d, b), b * common.parametros_gpt2(L, d)
-    dizer(f"\nÉ por conversa: {inteiro(n)} conversa{'' if n == 1 else 's'} de 1.024 tokens "
-          f"no gpt2-xl guarda{'' if n == 1 else 'm'} {common.tamanho(xl)}\nsó de "
-          f"cache ({pct(xl / pesos)} dos pesos). A lição 08 mostra o GQA, que encolhe\n"
-          "esse K e V.")
+    n, (L, d, _h) = licao.args.conversas, TAMANHOS_GPT2["gpt2-xl"]
+    xl, pesos = n * 1024 * bytes_por_token(L, d, b), b * L06.parametros_gpt2(L, d)
+    dizer(f"\nÉ por conversa: {plural(n, 'conversa')} de 1.024 tokens no gpt2-xl "
+          f"guarda{'' if n == 1 else 'm'} {tamanho(xl)}\nsó de cache ({pct(xl / pesos)} dos "
+          "pesos). A lição 08 mostra o GQA, que encolhe\nesse K e V.")
     dizer()
-    nosso, hf, _tok, ids = preparar(licao)
+    _nosso, hf, _tok, _ids, cache, _logits = frase(licao)
     cfg = hf.config
     formula = bytes_por_token(cfg.n_layer, cfg.n_embd)
-    cache = CacheKV.para(cfg)
-    with torch.no_grad():
-        passo(nosso, ids, cache)                            # a frase entra no cache
     medido = cache.bytes() / cache.tamanho
     ok = licao.verificar(medido == formula, "bytes do cache = fórmula")
     dizer(f"Modelo carregado (L = {cfg.n_layer}, d = {cfg.n_embd}): 2 x {cfg.n_layer} x "
           f"{cfg.n_embd} x 4 = {inteiro(formula)} bytes por token.")
-    dizer(f"Medido no nosso CacheKV com a frase ({cache.tamanho} tokens): "
+    dizer(f"Medido no nosso CacheKV com a frase ({plural(cache.tamanho, 'token')}): "
           f"{inteiro(cache.bytes())} bytes,\nou {inteiro(round(medido))} por token "
           f"({'= fórmula' if ok else 'NÃO bate com a fórmula'}).")
 
 
 # ============================================================ experimento 7
-def diferenca(x, escala=1.0):
-    """Arredondamento como limite; uma diferença de verdade com dois algarismos."""
-    return limite(x) if L06.confere(x, escala) else common.cientifico(x, 1)
-
-
-def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal):
-    """K guardado um token por vez contra K recalculado com a sequência toda.
+def aos_poucos_e_de_uma_vez(nosso, ids, cabecas, causal, inicio=1):
+    """K guardado como a geração guarda (os `inicio` primeiros tokens de uma vez, o
+    prefill; depois um token por vez) contra K recalculado com a sequência toda.
     Devolve ([max |dif. de K| por camada], max |dif. dos logits do último|, maior |logit|)."""
     aos_poucos = CacheKV(len(nosso.h), cabecas)
     de_uma_vez = CacheKV(len(nosso.h), cabecas)
     with torch.no_grad():
-        for t in range(ids.shape[1]):
+        ultimo = passo(nosso, ids[:, :inicio], aos_poucos, causal)          # (1, V)
+        for t in range(inicio, ids.shape[1]):
             ultimo = passo(nosso, ids[:, t:t + 1], aos_poucos, causal)     # (1, V)
         certo = passo(nosso, ids, de_uma_vez, causal)                    # (1, V)
     k = [float((a - b).abs().max()) for a, b in zip(aos_poucos.k, de_uma_vez.k)]
     return k, float((ultimo - certo).abs().max()), float(certo.abs().max())
 
 
+@LICAO.experimento(7)
 def exp_causalidade(licao):
-    nosso, hf, tok, ids = preparar(licao)
-    cfg = hf.config
-    ids = gerar(nosso, ids, 3, cfg.n_head)                  # a frase e 3 tokens gulosos
-    dizer(f"{ids.shape[1]} tokens (a frase e a continuação gulosa). Duas maneiras de "
-          "calcular\nK e V: um token por vez, guardando no cache (o que a geração faz), "
-          "ou todos\nde uma vez (a conta certa). Com a máscara causal e sem máscara:\n")
-    resultado = {causal: aos_poucos_e_de_uma_vez(nosso, ids, cfg.n_head, causal)
+    nosso, hf, _tok, ids, _cache, _logits = frase(licao)
+    cfg, T = hf.config, ids.shape[1]
+    ids = torch.cat([ids, torch.tensor([gulosa(licao)[0][:3]])], dim=1)   # + 3 gulosos
+    dizer(f"{plural(ids.shape[1], 'token')}: a frase e 3 tokens da continuação gulosa. "
+          "Duas maneiras\nde calcular K e V: como a geração faz (a frase de uma vez, depois "
+          "um token\npor vez, guardando no cache) ou todos de uma vez (a conta certa). Com "
+          "a\nmáscara causal e sem máscara:\n")
+    resultado = {causal: aos_poucos_e_de_uma_vez(nosso, ids, cfg.n_head, causal, inicio=T)
                  for causal in (True, False)}
+    L = cfg.n_layer
+    if L > 12:                   # a tabela não cabe com o que já está na tela: outra tela
+        licao.pausa("a tabela camada a camada")
     dizer("  max |K guardado - K recalculado|, por camada:")
-    dizer(f"  {'camada':>6}{'causal':>10}{'sem máscara':>14}")
-    for i in range(cfg.n_layer):
-        dizer(f"  {i + 1:>6}{diferenca(resultado[True][0][i]):>10}"
-              f"{diferenca(resultado[False][0][i]):>14}")
+    partes = math.ceil(L / POR_TELA)
+    por_parte = math.ceil(L / partes)            # partes do mesmo tamanho, uma por tela
+    for primeira in range(0, L, por_parte):
+        ultima = min(primeira + por_parte, L)
+        if primeira:
+            licao.pausa(f"as camadas {primeira + 1} a {ultima}")
+        dizer(f"  {'camada':>6}{'causal':>10}{'sem máscara':>14}")
+        for i in range(primeira, ultima):
+            dizer(f"  {i + 1:>6}{limite(resultado[True][0][i], TETO_K):>10}"
+                  f"{limite(resultado[False][0][i], TETO_K):>14}")
     for causal, nome in ((True, "causal"), (False, "sem máscara")):
-        _, d_logit, escala = resultado[causal]
+        _, d_logit, _escala = resultado[causal]
         dizer(f"  logits do último token, {nome}: max |diferença| "
-              f"{diferenca(d_logit, escala)}")
-    ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0]),
-                         "cache causal = recalculado")
+              f"{limite(d_logit, TETO_LOGITS)}")
+    ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0])
+                         and L06.confere(*resultado[True][1:]), "cache causal = recalculado")
     velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not L06.confere(x, 1.0)]
     licao.pausa("o veredito: causal e sem máscara")
     dizer("\nCausal: o cache " + ("é a conta certa" if ok else "NÃO confere") + ".\nSem "
@@ -581,8 +626,5 @@ def exp_causalidade(licao):
           "todos os antigos veem. Sem causalidade, cada token novo pede recalcular tudo.")
 
 
-EXPERIMENTOS = {1: exp_laco, 2: exp_temperatura, 3: exp_cortes, 4: exp_semente,
-                5: exp_cache, 6: exp_memoria, 7: exp_causalidade}
-
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(LICAO.rodar())

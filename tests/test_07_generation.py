@@ -3,21 +3,27 @@
 Oráculos: os logits processors do transformers (TemperatureLogitsWarper,
 TopKLogitsWarper, TopPLogitsWarper) nos mesmos logits; o generate() nos mesmos
 pesos, guloso e sorteado com a mesma semente; os logits sem cache do
-GPT2LMHeadModel; a fórmula fechada do cache (FACTS.md: 72 KiB por token no gpt2).
+GPT2LMHeadModel; a fórmula fechada do cache (FACTS.md: 72 KiB por token no gpt2);
+a entropia e a mediana recalculadas aqui a partir do que o script imprime.
 """
 from __future__ import annotations
 
 import math
 import re
+import statistics
 
 import pytest
 import torch
 
-import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, construir_gpt2, rodar_script
+from console import inteiro, num, pct, tamanho
+from licao import importar_licao
+from terminal import Tela, sem_tmux
 
-licao = common.importar_licao("07_generation")
-L06 = common.importar_licao("06_gpt2")
+licao = importar_licao("07_generation")
+L03 = importar_licao("03_attention")
+L06 = importar_licao("06_gpt2")
+APOSTILA = RAIZ / "apostilas" / "07_generation.md"
 
 
 def perturbar(modelo, semente=1):
@@ -42,7 +48,7 @@ def pequeno(gpt2_pequeno):
 
     hf = GPT2LMHeadModel.from_pretrained(gpt2_pequeno, use_safetensors=True).eval()
     hf = perturbar(hf)
-    return hf, L06.montar_nosso(hf), AutoTokenizer.from_pretrained(gpt2_pequeno)
+    return hf, L06.nosso_gpt2(hf), AutoTokenizer.from_pretrained(gpt2_pequeno)
 
 
 def logits_aleatorios(B=3, V=300, semente=0, escala=3.0):
@@ -110,12 +116,32 @@ def test_a_ordem_muda_o_nucleo_no_brinquedo():
     assert licao.sobreviventes(z, top_k=3) == 4                  # o empate no 3º lugar
 
 
+def entropia(logits):
+    """A entropia de softmax(logits) pelo log_softmax (o caminho que a 07 usava antes)."""
+    logp = logits.log_softmax(dim=-1)
+    return float(-(logp.exp() * logp).sum())
+
+
 def test_temperatura_nos_limites():
     z = torch.tensor(list(licao.BRINQUEDO.values()), dtype=torch.float64)
-    assert licao.entropia(z / 0.01) < 1e-12
-    assert abs(licao.entropia(z / 1e6) - math.log(8)) < 1e-9
-    e = [licao.entropia(z / t) for t in (0.5, 1, 2, 10)]
-    assert e == sorted(e)                                        # cresce com T
+    h = [float(L03.entropia((z / t).softmax(-1))) for t in (0.01, 0.5, 1, 2, 10, 100, 1e6)]
+    assert h[0] < 1e-12
+    assert abs(h[-1] - math.log(8)) < 1e-9
+    assert h == sorted(h)                                        # cresce com T
+    # a entropia da lição 03 (das probabilidades) dá os mesmos números que a de antes
+    for t, valor in zip((0.01, 0.5, 1, 2, 10, 100, 1e6), h):
+        assert valor == pytest.approx(entropia(z / t), abs=1e-12)
+
+
+def test_entropia_do_modelo_em_float64_nao_vira_nan():
+    """Logits de ~100 em T = 0,5: em float32 parte das probabilidades vira 0 e a entropia
+    da lição 03 (p log p) daria NaN; a tabela da 07 passa a float64 antes."""
+    g = torch.Generator().manual_seed(0)
+    z = 30 * torch.randn(50257, generator=g)                     # float32, como o modelo
+    assert bool(((z / 0.5).softmax(-1) == 0).any())
+    assert math.isnan(float(L03.entropia((z / 0.5).softmax(-1))))
+    p = (z.double() / 0.5).softmax(-1)
+    assert float(L03.entropia(p)) == pytest.approx(entropia(z.double() / 0.5), abs=1e-9)
 
 
 # ------------------------------------------------------------ o laço contra o generate()
@@ -274,11 +300,39 @@ def test_posicoes_erradas_seriam_pegas(pequeno, monkeypatch):
 def test_conferir_logits_e_bytes_do_cache(pequeno):
     hf, nosso, tok = pequeno
     ids = tok("The cat sat on the", return_tensors="pt")["input_ids"]
-    delta, escala, cache = licao.conferir_logits(nosso, ids, hf.config.n_head, 10)
+    cache = licao.CacheKV.para(hf.config)
+    with torch.no_grad():
+        logits = licao.passo(nosso, ids, cache)
+    tokens, de_onde = licao.continuar(nosso, cache, logits, 10)
+    assert tokens == licao.generate_deles(hf, ids, 10)[0, ids.shape[1]:].tolist()
+    delta, escala = licao.conferir_logits(nosso, ids, tokens, de_onde)
     assert delta < 1e-4 and L06.confere(delta, escala)
+    errados = [z + 1e-2 * (i == 3) for i, z in enumerate(de_onde)]   # um passo errado
+    assert not L06.confere(*licao.conferir_logits(nosso, ids, tokens, errados))
     assert cache.tamanho == ids.shape[1] + 9
     cfg = hf.config
     assert cache.bytes() == cache.tamanho * licao.bytes_por_token(cfg.n_layer, cfg.n_embd)
+    primeiros = cache.primeiros(ids.shape[1])                 # a frase, sem cópia
+    assert primeiros.tamanho == ids.shape[1]
+    assert primeiros.k[0].data_ptr() == cache.k[0].data_ptr()
+
+
+def test_continuar_de_um_cache_guardado_igual_ao_gerar(pequeno):
+    """Os experimentos 3 e 4 sorteiam a partir da frase já no cache (o prefill uma vez
+    só): o mesmo texto, bit a bit, que o gerar() com a frase inteira."""
+    hf, nosso, tok = pequeno
+    ids = tok("O gato subiu no", return_tensors="pt")["input_ids"]
+    frase = licao.CacheKV.para(hf.config)
+    with torch.no_grad():
+        logits = licao.passo(nosso, ids, frase)
+    regras = dict(temperatura=1.0, top_p=0.9)
+    for semente in (0, 1):
+        torch.manual_seed(semente)
+        inteiro_ = licao.gerar(nosso, ids, 12, hf.config.n_head, **regras)[0, ids.shape[1]:]
+        torch.manual_seed(semente)
+        tokens, _ = licao.continuar(nosso, frase.primeiros(ids.shape[1]), logits, 12, **regras)
+        assert tokens == inteiro_.tolist()
+    assert frase.tamanho == ids.shape[1]                 # o cache da frase não mudou
 
 
 def test_bytes_por_token_do_gpt2_conferem_com_facts():
@@ -287,13 +341,16 @@ def test_bytes_por_token_do_gpt2_conferem_com_facts():
     assert licao.bytes_por_token(48, 1600) == 600 * 1024
 
 
-def test_cache_so_vale_com_causalidade(pequeno):
+@pytest.mark.parametrize("inicio", [1, 17])            # um token por vez; o prefill e 3
+def test_cache_so_vale_com_causalidade(pequeno, inicio):
     hf, nosso, _ = pequeno
     ids = torch.randint(0, hf.config.vocab_size, (1, 20),
                         generator=torch.Generator().manual_seed(2))
-    k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, True)
+    k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, True,
+                                                       inicio)
     assert max(k) < 1e-4 and L06.confere(d_logit, escala)
-    k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, False)
+    k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, False,
+                                                       inicio)
     assert k[0] < 1e-4                                  # camada 1: só o próprio token
     assert min(k[1:]) > 1e-2                            # as outras ficam velhas
     assert d_logit > 1e-3 and not L06.confere(d_logit, escala)
@@ -306,17 +363,34 @@ def test_somar_interpola_as_medidas():
     assert licao.somar([4, 8], [1.0, 1.0], 8) == pytest.approx(8.0)
 
 
-def test_limite_nunca_imprime_digitos_de_arredondamento():
-    assert licao.limite(3.8e-6) == "< 1e-5"
-    assert licao.limite(1e-5) == "< 1e-4"
-    assert licao.limite(0.0) == "0"
+def test_limites_com_teto_fixo():
+    """O arredondamento sai como '< teto' com um teto FIXO: o limite antigo dizia a casa
+    decimal do próprio número ('< 1e-6' ou '< 1e-7' conforme a CPU)."""
+    from console import limite
+
+    for x in (3.8e-9, 9.9e-8, 1.2e-7, 0.0):             # ruído de duas CPUs diferentes
+        assert limite(x, licao.TETO_K) == "< 1e-4"
+        assert limite(x, licao.TETO_LOGITS) == "< 1e-3"
+    assert limite(3.7e-2, licao.TETO_K) == "3,7e-2"      # uma diferença de verdade
 
 
 # ------------------------------------------------------------ o script, como o aluno roda
-def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
-    figuras = tmp_path / "figuras"
+@pytest.fixture(scope="module")
+def inteira(gpt2_pequeno, tmp_path_factory):
+    """A lição inteira com o modelo pequeno e as figuras, como o aluno roda (uma vez)."""
+    figuras = tmp_path_factory.mktemp("figuras07")
     r = rodar_script("07_generation.py", "--figuras", str(figuras),
                      env={"LAB_MODELO": str(gpt2_pequeno)})
+    r.figuras = figuras
+    return r
+
+
+def _secao(saida: str, k: int) -> str:
+    return saida.split(f"Experimento {k}/7")[1].split("Experimento ")[0]
+
+
+def test_roda_inteiro_com_o_modelo_pequeno(inteira, gpt2_pequeno):
+    r = inteira
     tudo = r.saida + r.erros
     assert r.returncode == 0, tudo
     assert "Traceback" not in tudo
@@ -329,22 +403,140 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
         assert esperado in r.saida, esperado
     assert "NÃO" not in r.saida
     sem_caminhos = [linha for linha in r.saida.splitlines()
-                    if str(tmp_path) not in linha and str(gpt2_pequeno) not in linha]
+                    if str(r.figuras) not in linha and str(gpt2_pequeno) not in linha]
     assert max(len(linha) for linha in sem_caminhos) <= 80      # 80 colunas
-    assert (figuras / "07_tempo_por_token.png").stat().st_size > 10_000
+    assert (r.figuras / "07_tempo_por_token.png").stat().st_size > 10_000
 
 
-def test_sem_modelo_explica_e_roda_o_que_nao_precisa_dele(tmp_path):
+def test_limites_de_arredondamento_tem_teto_fixo_na_saida(inteira):
+    """Só '< 1e-3' (logits) e '< 1e-4' (chaves): nenhum limite na casa do próprio ruído."""
+    limites = set(re.findall(r"< 1e-\d+", inteira.saida))
+    assert limites == {"< 1e-3", "< 1e-4"}, limites
+    assert "max |diferença| < 1e-3 (maior |logit|" in _secao(inteira.saida, 5)
+
+
+def test_mediana_do_nucleo_e_a_mediana_de_verdade(inteira):
+    """A 'mediana' dos 12 passos é a média dos dois do meio (era o de cima dos dois)."""
+    secao = _secao(inteira.saida, 3)
+    linhas = re.findall(r"^\s+\d+  \S+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$", secao, re.M)
+    assert len(linhas) == licao.PASSOS_CORTE
+    nucleo = [int(c[2].replace(".", "")) for c in linhas]
+    m = statistics.median(nucleo)
+    assert f"(mediana {num(m, 0 if m == int(m) else 1)})" in secao, (nucleo, secao)
+    assert all(int(c[0]) >= 50 for c in linhas)                 # top-k 50: 50 ou mais
+
+
+def test_mediana_de_um_numero_par_de_passos():
+    """Com 12 passos, a mediana é a média dos dois do meio (o script dava o de cima)."""
+    assert licao.mediana([348, 349, 349, 348]) == "348,5"
+    assert licao.mediana([1, 2, 3, 1000]) == "2,5"
+    assert licao.mediana([5, 1, 3]) == "3"
+    assert licao.mediana([1200, 1300]) == "1.250"
+
+
+def test_semente_muda_o_sorteio_do_experimento_3(gpt2_pequeno, inteira):
+    r = rodar_script("07_generation.py", "--so", "3", "--semente", "1", "--sem-figuras",
+                     env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert r.returncode == 0, r.saida + r.erros
+    assert "(T = 1, top-p 0,9, semente 1)" in r.saida
+    assert "(T = 1, top-p 0,9, semente 0)" in inteira.saida
+
+    def sorteados(saida):
+        return re.findall(r"^\s+\d+  (\S+)\s+[\d.]+\s+[\d.]+\s+[\d.]+$",
+                          _secao(saida, 3), re.M)
+    assert sorteados(r.saida) != sorteados(inteira.saida)
+    # a semente 0 com --so 3 sozinho (o modelo carregado dentro do experimento) dá o
+    # mesmo sorteio que na lição inteira: o experimento fixa a semente antes de sortear
+    zero = rodar_script("07_generation.py", "--so", "3", "--sem-figuras",
+                        env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert sorteados(zero.saida) == sorteados(inteira.saida)
+
+
+def test_sem_modelo_explica_uma_vez_e_roda_o_que_nao_precisa_dele(tmp_path):
     r = rodar_script("07_generation.py", "--sem-figuras",
                      env={"LAB_MODELO": str(tmp_path / "nada")})
     tudo = r.saida + r.erros
     assert r.returncode == 1, tudo
     assert "Traceback" not in tudo
     assert r.saida.count("PULADO: não há pasta") == 7
+    # as 3 linhas da explicação saem uma vez só (no experimento 1); os outros apontam para lá
+    corrido = " ".join(r.saida.split())                # a mensagem quebra com o caminho
+    assert corrido.count("confira também a variável LAB_MODELO") == 1
+    assert r.saida.count("(veja o experimento 1, acima)") == 6
     for esperado in ("uniforme: entropia ln 8 = 2,079 nats.",       # brinquedo do exp. 2
                      "  top-p 0,90: ficam 4",                          # brinquedo do exp. 3
                      "  gpt2-xl      48  1600    600 KiB"):            # tabela do exp. 6
         assert esperado in r.saida, esperado
+
+
+def test_gulosa_diferente_do_generate_faz_a_licao_falhar(gpt2_pequeno, tmp_path):
+    """A conferência do experimento 1 (o nosso laço contra o generate()) passa por
+    licao.verificar: numa cópia em que o laço sorteia, a lição sai com 1."""
+    import os
+
+    original = (RAIZ / "lab" / "07_generation.py").read_text(encoding="utf-8")
+    antes = "            prox = escolher(logits)                         # (1, 1)\n"
+    assert original.count(antes) == 1
+    copia = tmp_path / "meu_07.py"
+    copia.write_text(original.replace(antes, antes.replace("escolher(logits)",
+                                                           "escolher(logits, 1.0)")),
+                     encoding="utf-8")
+    r = rodar_script(str(copia), "--so", "1", "--sem-figuras",
+                     env={"LAB_MODELO": str(gpt2_pequeno),
+                          "PYTHONPATH": str(RAIZ / "lab") + os.pathsep
+                          + os.environ.get("PYTHONPATH", "")})
+    assert r.returncode == 1, r.saida + r.erros
+    assert "iguais -> DIFERENTES." in r.saida
+    assert "FALHOU a autoverificação" in r.saida and "= generate()" in r.saida
+
+
+@pytest.fixture(scope="module")
+def gpt2_1024(tmp_path_factory):
+    """Um GPT-2 pequeno com as 1.024 posições do de verdade (para um --texto longo)."""
+    return construir_gpt2(tmp_path_factory.mktemp("gpt2_1024") / "modelo", posicoes=1024)
+
+
+def test_texto_longo_cabe_em_80_colunas(gpt2_1024):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(gpt2_1024)
+    frase = "The cat sat on the mat, and the quick brown fox jumps over the lazy dog. "
+    ids = tok(frase * 80)["input_ids"][:1001]
+    texto = tok.decode(ids)
+    T = len(tok(texto)["input_ids"])
+    assert 1000 <= T <= 1024 - licao.NOVOS
+    r = rodar_script("07_generation.py", "--so", "1,2", "--sem-figuras", "--texto", texto,
+                     env={"LAB_MODELO": str(gpt2_1024)})
+    assert r.returncode == 0, r.saida + r.erros
+    linhas = [linha for linha in r.saida.splitlines() if str(gpt2_1024) not in linha]
+    assert max(len(linha) for linha in linhas) <= 80, max(linhas, key=len)
+    assert len(r.saida.splitlines()) < 120                      # a frase não sai inteira
+    assert f"({inteiro(T)} tokens)" in r.saida and f"{inteiro(T)} tokens " in r.saida
+    assert "No modelo carregado, depois de \"The cat sat" in r.saida
+
+
+@pytest.mark.parametrize("texto, esperado", [
+    ("", "o --texto está vazio"),
+    ("a\udce7\udce3o", "não são UTF-8"),          # bytes de outra codificação (surrogates)
+])
+def test_texto_ruim_explica_sem_traceback(gpt2_pequeno, texto, esperado):
+    r = rodar_script("07_generation.py", "--so", "1", "--sem-figuras", "--texto", texto,
+                     env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert r.returncode == 1, r.saida + r.erros
+    assert "Traceback" not in r.saida + r.erros
+    assert esperado in r.saida
+
+
+def test_um_token_so_no_singular(gpt2_pequeno):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(gpt2_pequeno)
+    assert len(tok(" the")["input_ids"]) == 1
+    r = rodar_script("07_generation.py", "--so", "1,6", "--sem-figuras", "--texto", " the",
+                     env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert r.returncode == 0, r.saida + r.erros
+    assert "(1 token)." in r.saida and "(1 tokens)" not in r.saida
+    assert "com a frase (1 token):" in r.saida
 
 
 @pytest.mark.parametrize("args, erro", [(("--top-p", "0"), "--top-p"),
@@ -362,7 +554,7 @@ def test_apostila_cita_a_conta_do_cache():
     texto = " ".join((RAIZ / "apostilas" / "07_generation.md").read_text(
         encoding="utf-8").split())
     por_token = licao.bytes_por_token(12, 768)
-    assert f"2 · 12 · 768 · 4 = {common.inteiro(por_token)} bytes" in texto
+    assert f"2 · 12 · 768 · 4 = {inteiro(por_token)} bytes" in texto
     assert "72 KiB por token" in texto and "72 MiB" in texto
 
 
@@ -382,14 +574,14 @@ def test_resposta_1_probabilidades_a_mao():
     assert z == [3.0, 2.2, 1.4, 1.4, 0.6, -0.6, -1.6, -3.0]          # os do enunciado
     e = [math.exp(x) for x in z]
     for x, ex in zip(z, e):
-        diz(f"e^{common.num(x, 1).replace('-', '−')} = {common.num(ex, 2)}")
-    diz(f"com soma {common.num(sum(e), 2)}")
+        diz(f"e^{num(x, 1).replace('-', '−')} = {num(ex, 2)}")
+    diz(f"com soma {num(sum(e), 2)}")
     probs = [x / sum(e) for x in e]
-    diz(", ".join(common.pct(p) for p in probs[:-1]) + f" e {common.pct(probs[-1])}")
+    diz(", ".join(pct(p) for p in probs[:-1]) + f" e {pct(probs[-1])}")
     acumulada = [sum(probs[:i + 1]) for i in range(len(probs))]
     ficam = next(i for i, a in enumerate(acumulada) if a >= 0.7) + 1   # o que cruza entra
     assert ficam == licao.sobreviventes(torch.tensor(z, dtype=torch.float64), top_p=0.7)
-    diz(f"no segundo token ({common.pct(acumulada[1])}): com top-p 0,7 ficam **{ficam}**")
+    diz(f"no segundo token ({pct(acumulada[1])}): com top-p 0,7 ficam **{ficam}**")
 
 
 @pytest.mark.cpus
@@ -411,7 +603,7 @@ def test_resposta_3_temperatura_baixa_e_empates():
     # T = 0,01: o segundo colocado fica com e^(-delta/T) vezes a probabilidade do primeiro
     quase = (torch.tensor([0.0, -0.01], dtype=torch.float64) / 0.01).softmax(-1)
     assert float(quase[1]) == pytest.approx(1 / (1 + math.e))
-    diz(f"1/(1 + e) = {common.pct(float(quase[1]))}")
+    diz(f"1/(1 + e) = {pct(float(quase[1]))}")
     longe = (torch.tensor([0.0, -0.1], dtype=torch.float64) / 0.01).softmax(-1)
     assert float(longe[1] / longe[0]) == pytest.approx(math.exp(-10))
     assert f"{math.exp(-10):.1e}" == "4.5e-05"
@@ -433,11 +625,11 @@ def test_resposta_4_cache_em_float16():
         return sum(p.numel() for p in m.parameters())       # o peso amarrado conta uma vez
 
     medio, xl = 2 * 24 * 1024 * 2, 2 * 48 * 1600 * 2       # bytes por token, float16
-    diz(f"2 · 24 · 1.024 · 2 = {common.inteiro(medio)} bytes, ou {medio // 1024} KiB por token, "
+    diz(f"2 · 24 · 1.024 · 2 = {inteiro(medio)} bytes, ou {medio // 1024} KiB por token, "
         f"e **{1024 * medio // 2**20} MiB** com 1.024 tokens, contra "
-        f"{common.tamanho(2 * parametros(24, 1024, 16))} de pesos em float16")
-    diz(f"32 conversas de 1.024 tokens guardam **{common.tamanho(32 * 1024 * xl)}**, mais de "
-        f"três vezes os {common.tamanho(2 * parametros(48, 1600, 25))} dos pesos")
+        f"{tamanho(2 * parametros(24, 1024, 16))} de pesos em float16")
+    diz(f"32 conversas de 1.024 tokens guardam **{tamanho(32 * 1024 * xl)}**, mais de "
+        f"três vezes os {tamanho(2 * parametros(48, 1600, 25))} dos pesos")
     assert 3 < 32 * 1024 * xl / (2 * parametros(48, 1600, 25)) < 4
 
 
@@ -454,7 +646,7 @@ def test_resposta_5_o_que_cresce_com_n():
     for S in (256, 1024):
         atencao = 2 * S * d                        # q · K (S chaves) e pesos · V (S valores)
         assert atencao / matrizes == pytest.approx(S / (6 * d))
-    diz(f"{common.pct(256 / (6 * d))} em *S* = 256 e {common.pct(1024 / (6 * d))} em "
+    diz(f"{pct(256 / (6 * d))} em *S* = 256 e {pct(1024 / (6 * d))} em "
         "*S* = 1.024")
 
 
@@ -536,3 +728,137 @@ def test_respostas_3_e_6_na_saida_e_numa_copia(gpt2_pequeno, tmp_path):
         [copias[f"semente {s}"] for s in range(3)]
     assert originais[gulosa] == copias[gulosa]
     diz("Os textos da cópia saem **outros** que os do original com as mesmas sementes")
+
+
+# ------------------------------------------------------------ o projetor, com modelos fundos
+@pytest.fixture(scope="module", params=[24, 36], ids=lambda L: f"{L}_camadas")
+def gpt2_fundo(request, tmp_path_factory):
+    """gpt2-medium tem 24 camadas, gpt2-large 36: a tabela por camada do experimento 7
+    passava da tela de 30 linhas antes da pausa."""
+    pasta = tmp_path_factory.mktemp(f"gpt2_{request.param}") / "modelo"
+    return construir_gpt2(pasta, camadas=request.param, d=32, cabecas=2), request.param
+
+
+@sem_tmux
+def test_tabela_por_camada_cabe_na_tela_com_pausas(gpt2_fundo, tmp_path):
+    import shlex
+    import sys
+
+    pasta, camadas = gpt2_fundo
+    comando = (f"LAB_MODELO={shlex.quote(str(pasta))} {shlex.quote(sys.executable)} "
+               "lab/07_generation.py --so 7 --pausa --sem-figuras")
+    tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
+    vistas, camadas_vistas = 0, set()
+    try:
+        while True:
+            linhas = tela.esperar(lambda: tela.pausas_vistas() > vistas
+                                  or any(x.startswith("fim: ") for x in tela.linhas()),
+                                  f"a pausa {vistas + 1} ou o fim", limite=300)
+            if tela.pausas_vistas() == vistas:
+                break
+            vistas += 1
+            quadro = "\n".join(linhas)
+            assert re.match(r"(Lição 07 · |Experimento 7/7 · )", linhas[0]), (
+                f"pausa {vistas}: o começo da tela rolou para fora\n{quadro}")
+            camadas_vistas |= {int(m) for m in re.findall(r"^\s+(\d+)\s+< 1e-4", quadro, re.M)}
+            tela.tmux("send-keys", "Enter")
+        assert "fim: 0" in tela.linhas(), "\n".join(tela.linhas())
+    finally:
+        tela.fechar()
+    assert camadas_vistas == set(range(1, camadas + 1))     # cada camada numa tela inteira
+    assert vistas >= 3                                      # a tabela, mais de uma parte
+
+
+def _bloco_python(texto: str, comeca: str) -> str:
+    """O primeiro bloco ```python do texto que começa com `comeca`, sem o recuo da lista."""
+    import textwrap
+
+    for bloco in re.findall(r"```python\n(.*?)```", texto, re.S):
+        bloco = textwrap.dedent(bloco)
+        if bloco.startswith(comeca):
+            return bloco
+    raise AssertionError(f"a apostila não tem um bloco python que começa com {comeca!r}")
+
+
+@pytest.mark.parametrize("versao, esperado", [
+    ("resposta", "probs_dos_vivos: confere com a referência nas 3 entradas."),
+    ("sem o corte", "a forma difere"),
+])
+def test_resposta_6_conferir_as_probabilidades(tmp_path, versao, esperado):
+    """O trecho do exercício 6, com a função da resposta (ou a errada que a resposta cita),
+    rodado como o aluno roda, da pasta raiz do lab."""
+    import subprocess
+    import sys
+
+    texto = APOSTILA.read_text(encoding="utf-8")
+    exercicio, respostas = texto.split("## Respostas dos exercícios")
+    trecho = _bloco_python(exercicio.split("## 9. Exercícios")[1], "import sys")
+    funcao = _bloco_python(respostas, "def probs_dos_vivos")
+    if versao == "sem o corte":
+        funcao = "def probs_dos_vivos(logits):\n    return logits.softmax(-1)\n"
+    antes = "def probs_dos_vivos(logits):\n    ...  # a sua função\n"
+    assert antes in trecho
+    script = tmp_path / "confere_07.py"
+    script.write_text(trecho.replace(antes, funcao), encoding="utf-8")
+    r = subprocess.run([sys.executable, str(script)], cwd=RAIZ, capture_output=True,
+                       timeout=300)
+    saida = r.stdout.decode("utf-8", "replace")
+    assert r.returncode == 0, saida + r.stderr.decode("utf-8", "replace")
+    assert esperado in " ".join(saida.split()), saida
+    if versao == "resposta":
+        diz(f"```text\n{esperado}\n```")
+
+
+# ------------------------------------------------------------ o que a apostila diz da saída
+def test_brinquedo_a_100_graus_vai_de_12_1_a_12_8():
+    z = torch.tensor(list(licao.BRINQUEDO.values()), dtype=torch.float64)
+    p = (z / 100).softmax(-1)
+    menor, maior = pct(float(p.min())), pct(float(p.max()))
+    assert (menor, maior) == ("12,1 %", "12,8 %")
+    diz(f"cada token fica entre {menor} e {maior}, perto de 1/8 = {pct(1 / 8)}")
+    assert "12,8 % para cada" not in TEXTO                    # eram 12,1 a 12,8 %
+
+
+def test_a_linha_do_tempo_e_as_duas_depois_dela(inteira):
+    secao = _secao(inteira.saida, 1).rstrip().splitlines()
+    i = next(i for i, linha in enumerate(secao) if linha.startswith("Tempo: o nosso laço"))
+    depois = [linha for linha in secao[i + 1:] if not re.fullmatch(r"\([\d,]+ s\)", linha)]
+    assert len(depois) == 2                                   # não é a última linha
+    diz("A linha que começa com `Tempo:` compara os tempos (as duas linhas depois dela")
+    assert "A última linha compara os tempos" not in TEXTO
+
+
+def test_apostila_diz_que_a_semente_muda_o_experimento_3():
+    diz("`--semente N` muda as sementes do experimento 4 (ele usa *N*, *N* + 1 e *N* + 2) e o "
+        "sorteio do experimento 3 (que usa *N*)")
+    diz("com `torch.manual_seed(N)` antes: `--semente N` muda o sorteio")
+
+
+def test_apostila_cita_os_limites_que_o_script_imprime():
+    diz(f"como limite, `< {licao.TETO_LOGITS:.0e}`".replace("e-0", "e-"))
+    diz(f"(`< {licao.TETO_K:.0e}`) em todas as camadas".replace("e-0", "e-"))
+    assert "< 1e-5" not in TEXTO
+
+
+def test_resultados_publicados_com_referencia():
+    """Os números do GPT-2 de verdade citados (Holtzman et al., 2019, tabela 1; von Platen,
+    2020) estão marcados como publicados e a referência completa está na apostila."""
+    assert TEXTO.count("**No GPT-2 de verdade (resultado publicado).**") == 4   # exp. 1 a 4
+    for numero in ("73,66 %", "0,28 %", "0,36 %", "13,13", "12,38", "6,88"):
+        assert numero in TEXTO, numero
+    diz('Ari Holtzman, Jan Buys, Li Du, Maxwell Forbes, Yejin Choi (2019), "The Curious Case of '
+        'Neural Text Degeneration", arXiv:1904.09751; ICLR 2020.')
+    diz('Patrick von Platen (2020), "How to generate text: using different decoding methods for '
+        'language generation with Transformers", blog do Hugging Face')
+
+
+def test_notas_para_o_professor_sem_os_tempos_de_maquina_sobrecarregada():
+    notas = TEXTO.split("## Notas para o professor")[1].split("## Respostas")[0]
+    assert "7 minutos" not in notas and "124 s" not in notas
+    assert "90 minutos" in notas and "| 85–90 min |" in notas
+    # os passos que as notas contam são os que o script faz
+    assert licao.NOVOS == 16 and licao.PASSOS_CORTE == licao.NOVOS_SORTEIO == 12
+    diz("o experimento 1 dá 16 passos (a frase e mais 15 tokens) e o `generate()` outros 16")
+    diz(f"o 4, {3 * (licao.NOVOS_SORTEIO - 1)} (três textos de 12 tokens")
+    diz("passadas sem cache de " + ", ".join(str(n + 1) for n in licao.COMPRIMENTOS[:-1])
+        + f" e {licao.COMPRIMENTOS[-1] + 1} tokens e {2 * len(licao.COMPRIMENTOS)} passos")
