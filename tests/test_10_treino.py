@@ -85,6 +85,59 @@ def test_o_adamw_nao_encolhe_vieses_nem_ganhos():
     assert any(n.endswith("ln_1.weight") for n in nomes) and "wte.weight" not in nomes
 
 
+def test_o_adamw_da_licao_e_o_do_torch():
+    """Oráculo do otimizador: cinco passos do adamw da lição (taxa, betas 0,9 e 0,99,
+    decaimento 0,1 só nas matrizes) e do torch.optim.AdamW com os mesmos grupos, nos
+    mesmos pesos do GPT2 e com os mesmos gradientes, dão os mesmos pesos."""
+    torch.manual_seed(0)
+    a, b = L10.GPT2(1, 16, 2, 128, 8), L10.GPT2(1, 16, 2, 128, 8)
+    b.load_state_dict(a.state_dict())
+    nosso = L10.adamw(a, 3e-3)
+    deles = torch.optim.AdamW(
+        [{"params": [p for p in b.parameters() if p.dim() >= 2], "weight_decay": 0.1},
+         {"params": [p for p in b.parameters() if p.dim() < 2], "weight_decay": 0.0}],
+        lr=3e-3, betas=(0.9, 0.99), eps=1e-8)
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        x, y = torch.randint(128, (4, 8), generator=g), torch.randint(128, (4, 8), generator=g)
+        nosso.zero_grad()
+        L10.perda(a, x, y).backward()                             # um gradiente só, para
+        for p, q in zip(a.parameters(), b.parameters()):          # o ruído dos gradientes
+            q.grad = p.grad.clone()                               # quase zero (o viés de K)
+        nosso.step()                                              # não entrar na conta
+        deles.step()
+    mudou = max(float((p - q).abs().max()) for p, q in
+                zip(a.parameters(), L10.GPT2(1, 16, 2, 128, 8).parameters()))
+    assert mudou > 1e-3                                           # os pesos andaram
+    for (nome, p), q in zip(a.named_parameters(), b.parameters()):
+        assert torch.allclose(p, q, atol=1e-6), nome
+
+
+def test_flops_do_passo_contra_a_forma_fechada():
+    """O contar_flops da 09 num passo de treino do GPT2 minúsculo = 6 x (matrizes dos
+    blocos e wte) + 12LTd por token (atenção), e = a soma dos produtos que o
+    experimento 4 refaz com torch.matmul; 6NBT fica perto, mas não igual."""
+    L09 = importar_licao("09_scaling")
+    for L, d, h, V, B, T in ((1, 16, 2, 128, 3, 8), (2, 32, 4, 128, 2, 16)):
+        torch.manual_seed(0)
+        modelo = L10.GPT2(L, d, h, V, T)
+        x = torch.randint(V, (B, T))
+        contado = L09.contar_flops(lambda: L10.perda(modelo, x, x).backward())
+        fechado = (6 * (12 * L * d * d + V * d) + 12 * L * T * d) * B * T
+        assert contado == fechado
+        assert sum(2 * b * m * k * n for b, m, k, n in L10.produtos_do_passo(L, d, h, V, B, T)) \
+            == fechado
+        N = sum(p.numel() for p in modelo.parameters())
+        assert contado != 6 * N * B * T and 0.8 < contado / (6 * N * B * T) < 1.3
+
+
+def test_palavras_conhecidas_conta_o_que_existe():
+    vocabulario = {"atenção", "que", "modelo"}
+    total, conhecidas = L10.palavras_conhecidas(["a atenção que xqz", "modelo Modelo mo"],
+                                                vocabulario)
+    assert (total, conhecidas) == (5, 3)                 # 'a' e 'mo' têm menos de 3 letras
+
+
 @pytest.mark.parametrize("semente", [0, 1, 2])
 def test_modelo_novo_perde_ln_V(dados, semente):
     """A inicialização do GPT-2 (lição 06) na configuração padrão da lição e nos dados
