@@ -281,8 +281,8 @@ def exp_modelo(licao):
     ok = licao.verificar(N == formula, "N = fórmula da lição 06")
     dizer(f"O GPT2 da lição 06 com {L} blocos, d = {d}, {h} cabeças, {T} posições e um\n"
           f"vocabulário de {V} caracteres: N = {inteiro(N)} parâmetros\n"
-          f"({'= 12Ld² + 13Ld + Vd + Td + 2d, a conta da lição 06' if ok else 'NÃO confere'}"
-          " com a conta da lição 06).")
+          f"(= 12Ld² + 13Ld + Vd + Td + 2d: {'confere' if ok else 'NÃO confere'} com a "
+          "conta da lição 06).")
     blocos = sum(p.numel() for p in modelo.h.parameters())
     dizer(f"  blocos {inteiro(blocos)} ({pct(blocos / N)}), wte {inteiro(V * d)} (também a "
           f"cabeça de saída), wpe {inteiro(T * d)}")
