@@ -460,6 +460,7 @@ def figura_curvas(licao, historico, V, N, bigrama):
     ax.axhline(math.log(V), color="gray", ls=":", label=f"ln V = ln {V} (o chute)")
     ax.axhline(bigrama, color="gray", ls="--", label="bigrama (a régua do experimento 1)")
     ax.set(xlabel="passo", ylabel="perda (nats por caractere)", xlim=(0, historico["passo"][-1]),
+           ylim=(None, math.log(V) + 0.2),                    # o chute fica à vista
            title=f"Treino do GPT2 da lição 06 ({inteiro(N)} parâmetros)")
     figuras.eixos_inteiros(ax)
     ax.grid(alpha=0.3)
