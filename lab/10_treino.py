@@ -808,6 +808,6 @@ if __name__ == "__main__":
     if LICAO.args.amostrar:
         sys.exit(so_amostrar(LICAO.args))
     codigo = LICAO.rodar()
-    if codigo != 130:                                   # Ctrl+C: só a linha de sempre
+    if codigo == 0:                                 # nem depois de uma falha nem no Ctrl+C
         fechar_curso()
     sys.exit(codigo)
