@@ -310,15 +310,21 @@ def exp_caminho(licao):
 
 
 # ============================================================ experimento 2
-def comparar_logits(nosso, hf, ids):
-    """(max |nossos logits - os do transformers|, maior |logit| do transformers)."""
+def logits_do_transformers(hf, ids):
     with torch.no_grad():
-        deles = hf(ids).logits                         # (B, T, V)
+        return hf(ids).logits                          # (B, T, V)
+
+
+def comparar_logits(nosso, hf, ids, deles=None):
+    """(max |nossos logits - os do transformers|, maior |logit| do transformers);
+    `deles`: os logits do transformers em `ids`, se já calculados."""
+    deles = logits_do_transformers(hf, ids) if deles is None else deles
+    with torch.no_grad():
         return float((nosso(ids) - deles).abs().max()), float(deles.abs().max())
 
 
-def diferenca_logits(nosso, hf, ids) -> float:
-    return comparar_logits(nosso, hf, ids)[0]
+def diferenca_logits(nosso, hf, ids, deles=None) -> float:
+    return comparar_logits(nosso, hf, ids, deles)[0]
 
 
 def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
@@ -419,7 +425,8 @@ def exp_pesos(licao):
     dizer(f"Q do nosso c_attn contra x @ W[:, 0:{d}] + b[0:{d}], numa entrada x\n"
           f"aleatória: max |diferença| {frase_da_diferenca(delta_q, ok_q, 1e-5, 'Q')}.\n")
     texto, ids = tokenizar(licao, tok, cfg.n_positions)
-    delta, escala = comparar_logits(nosso, hf, ids)
+    deles = logits_do_transformers(hf, ids)            # uma vez: a prova e o erro de propósito
+    delta, escala = comparar_logits(nosso, hf, ids, deles)
     ok = licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
     resto = f" ({ids.shape[1]} tokens x {cfg.vocab_size} do vocabulário;"
     dizer(f"Logits no texto {citar(texto, len('Logits no texto ') + len(resto))}{resto}\n"
@@ -430,7 +437,7 @@ def exp_pesos(licao):
               "  processador para processador: por isso aparece como limite, não como número)")
     else:
         dizer("  (acima do limite não é arredondamento: algum peso entrou errado)")
-    errado = delta_sem_transpor(nosso, hf, ids)
+    errado = delta_sem_transpor(nosso, hf, ids, deles)
     dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
     dizer(f"  max |errado - transformers| = {cientifico(errado)} "
@@ -438,17 +445,17 @@ def exp_pesos(licao):
     dizer("Por isso o teste compara os logits, e não só as formas.")
 
 
-def delta_sem_transpor(nosso, hf, ids) -> float:
+def delta_sem_transpor(nosso, hf, ids, deles=None) -> float:
     """A diferença de logits com o c_proj da atenção do bloco 0 sem transpor (e desfaz).
 
     Troca o parâmetro por outro, o tensor do transformers como está (sem .t()): mudar o
     conteúdo no lugar mudaria também o modelo do transformers, que é a mesma memória."""
     linear = nosso.h[0].attn.c_proj
     certo = linear.weight
-    deles = hf.transformer.h[0].attn.c_proj.weight.detach()       # (C, C) sem transpor
-    linear.weight = nn.Parameter(deles, requires_grad=False)
+    cru = hf.transformer.h[0].attn.c_proj.weight.detach()         # (C, C) sem transpor
+    linear.weight = nn.Parameter(cru, requires_grad=False)
     try:
-        return diferenca_logits(nosso, hf, ids)
+        return diferenca_logits(nosso, hf, ids, deles)
     finally:
         linear.weight = certo                          # de volta ao certo
 

@@ -225,6 +225,10 @@ def test_demonstracao_sem_transpor_desfaz(completo, nosso_completo):
     errado = licao.delta_sem_transpor(nosso_completo, completo, ids)
     assert errado > 1e-2 and not licao.confere(errado, escala)
     assert licao.diferenca_logits(nosso_completo, completo, ids) == delta   # desfeito
+    # o experimento 2 calcula os logits do transformers uma vez só e os reusa: o mesmo
+    deles = licao.logits_do_transformers(completo, ids)
+    assert licao.comparar_logits(nosso_completo, completo, ids, deles) == (delta, escala)
+    assert licao.delta_sem_transpor(nosso_completo, completo, ids, deles) == errado
 
 
 def test_frase_da_diferenca_nao_imprime_arredondamento():
