@@ -62,13 +62,15 @@ def test_lote_e_o_texto_um_caractere_a_frente(dados):
 
 
 def test_as_reguas_que_a_apostila_cita(dados):
-    """As réguas do experimento 1, nas apostilas de hoje, ficam a menos de 0,1 do que a
-    apostila cita (perto de 3,4 e 2,5): uma correção numa apostila não as tira daí."""
+    """As réguas do experimento 1, nas apostilas de hoje, ficam no que a apostila cita
+    (perto de 3,4; de 2,5 a 2,6, com folga de 0,1): os dados são as apostilas, e uma
+    apostila que cresce as mexe um pouco (2,53 e 2,60 em duas versões)."""
     _, _, tok, treino, validacao = dados
     uni, bi = (L10.entropia_ngrama(treino, validacao, n, len(tok)) for n in (1, 2))
-    assert abs(uni - 3.4) < 0.1 and abs(bi - 2.5) < 0.1, (uni, bi)
+    assert abs(uni - 3.4) < 0.15 and 2.4 < bi < 2.7, (uni, bi)
+    assert bi > L10.LIMIAR_VALIDACAO                  # passar do limiar = passar do bigrama
     texto = " ".join((RAIZ / "apostilas" / "10_treino.md").read_text(encoding="utf-8").split())
-    assert "perto de 3,4 (só a frequência de cada caractere) e 2,5" in texto
+    assert "perto de 3,4 (só a frequência de cada caractere) e de 2,5 a 2,6" in texto
 
 
 def test_o_laco_baixa_a_perda_em_segundos(dados):
