@@ -84,7 +84,9 @@ def test_o_laco_baixa_a_perda_em_segundos(dados):
                                         torch.Generator().manual_seed(0))]
     depois = L10.avaliar(modelo, fixos)
     assert len(perdas) == 150
-    assert antes > 4.5 and depois < 3.3, (antes, depois)   # do chute ao menos as letras
+    letras = L10.entropia_ngrama(treino, validacao, 1, len(tok))  # a régua das frequências
+    assert abs(antes - math.log(len(tok))) < 0.1                 # começa no chute
+    assert depois < letras - 0.05, (antes, depois, letras)     # e já passa da 1ª régua
     assert otimizador.t == 150 and otimizador.lr == pytest.approx(5e-4)
 
 
