@@ -659,26 +659,6 @@ def exp_dados_e_inferencia(licao):
           "precifica. (Snell et al. 2024 e o resto da história estão na apostila.)")
 
 
-# ============================================================ o fim do curso
-FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"   # o título na apostila
-
-
-def fechar_curso():
-    """Sem lição depois desta no disco, o roteiro não dá "Próximo passo": a 09 fecha o
-    curso e aponta para a apostila. Com uma lição 10 no disco, não diz nada (o próximo
-    passo, que o roteiro imprime, é ela)."""
-    from licao import proxima_licao
-
-    if proxima_licao(LICAO.numero)[0]:
-        return
-    dizer()
-    dizer(quebrar(
-        "Fim do curso. Da lição 00 à 09 você montou e mediu um Transformer por dentro: "
-        "tokens, embeddings, atenção, multicabeça, o bloco, o GPT-2 inteiro, a geração "
-        "com cache KV, o bloco moderno e, aqui, quanto custa escalá-lo."))
-    dizer(quebrar(f"Para onde ir depois: apostilas/09_scaling.md, seção \"{FIM_DO_CURSO}\"."))
-
-
 # ============================================================ a página (--html)
 # O painel da lição num arquivo que abre com um duplo clique (lab/paginas.py). As entradas
 # são contínuas (qualquer orçamento, qualquer volume), então a página refaz as contas da
@@ -702,7 +682,4 @@ def pagina() -> str:
 if __name__ == "__main__":
     if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
         sys.exit(paginas.gravar(LICAO, pagina, "09_scaling.html"))
-    codigo = LICAO.rodar()
-    if codigo == 0:                                 # nem depois de uma falha nem no Ctrl+C
-        fechar_curso()
-    sys.exit(codigo)
+    sys.exit(LICAO.rodar())

@@ -424,7 +424,7 @@ def test_toda_pergunta_tem_resposta_e_as_secoes_do_fim_em_ordem():
     assert re.findall(r"^\*\*(\d+)\.\*\*", respostas(), re.M) == numeros
     titulos = re.findall(r"^## (.+)$", APOSTILA, re.M)
     assert titulos[-4:] == ["7. Exercícios", "Notas para o professor",
-                            "Respostas dos exercícios", licao.FIM_DO_CURSO]
+                            "Respostas dos exercícios", "Próxima lição"]
     assert [t.split(".")[0] for t in titulos[:7]] == [str(k) for k in range(1, 8)]
 
 
@@ -506,25 +506,21 @@ def test_exercicio_8_copia_com_o_orcamento_inteiro(tmp_path):
     assert "1,66×" in respostas()
 
 
-def test_o_curso_fecha_no_fim(execucao_completa):
+def test_a_09_aponta_para_a_10(execucao_completa):
+    """O curso fecha na lição 10: a 09 termina com o próximo passo (a 10) e nenhuma
+    linha de fim de curso; a apostila termina na "Próxima lição", que aponta para a 10."""
     r, _ = execucao_completa
     linhas = r.saida.splitlines()
-    resumo = linhas.index("Resumo")
-    fim = "\n".join(linhas[resumo:])
-    if sorted((RAIZ / "lab").glob("1[0-9]_*.py")):      # a lição 10 já chegou: ela é o fim
-        assert "Próximo passo: lab/10_" in fim and "Fim do curso" not in fim
-        return
-    assert "Próximo passo" not in r.saida                # não há lição 10
-    assert "Fim do curso." in fim and licao.FIM_DO_CURSO.split(":")[0] in fim
-    assert f"## {licao.FIM_DO_CURSO}\n" in APOSTILA       # a seção que a saída aponta
-    for peca in ("tokens", "embeddings", "atenção", "multicabeça", "bloco", "GPT-2",
-                 "cache KV", "bloco moderno"):
-        assert peca in fim.replace("\n", " "), peca
+    fim = "\n".join(linhas[linhas.index("Resumo"):])
+    assert "Próximo passo: lab/10_treino.py (leia apostilas/10_treino.md)." in fim
+    assert "Fim do curso" not in r.saida and not hasattr(licao, "fechar_curso")
+    proxima = APOSTILA.split("\n## Próxima lição\n", 1)[1]
+    assert "lab/10_treino.py" in proxima and "(10_treino.md)" in proxima
 
 
-def lab_temporario(tmp_path, com_a_10=False, de=None, para=None):
+def lab_temporario(tmp_path, de=None, para=None):
     """Uma raiz de lab temporária: o encanamento, as lições de que a 09 depende e a 09
-    (modificada por substituição de texto, se de/para), com ou sem uma lição 10 ao lado."""
+    (modificada por substituição de texto, se de/para)."""
     import shutil
 
     lab = tmp_path / "lab"
@@ -536,8 +532,6 @@ def lab_temporario(tmp_path, com_a_10=False, de=None, para=None):
         assert texto.count(de) == 1, de
         texto = texto.replace(de, para)
     (lab / "09_scaling.py").write_text(texto, encoding="utf-8")
-    if com_a_10:
-        (lab / "10_treino.py").write_text("print('a lição 10')\n", encoding="utf-8")
     return lab / "09_scaling.py"
 
 
@@ -545,15 +539,6 @@ def rodar_no_lab(script, *args):
     r = subprocess.run([sys.executable, str(script), *args], cwd=script.parent.parent,
                        capture_output=True, timeout=240, env=ambiente_de_aluno())
     return r.returncode, r.stdout.decode("cp1252", "replace")
-
-
-def test_com_uma_licao_10_no_disco_o_fim_e_o_proximo_passo(tmp_path):
-    """Quando a lição 10 existir, a 09 deixa de fechar o curso: o resumo aponta para a 10
-    e nenhuma linha diz "Fim do curso" (era a 09 dizendo as duas coisas)."""
-    codigo, saida = rodar_no_lab(lab_temporario(tmp_path, com_a_10=True), "--so", "2")
-    assert codigo == 0, saida
-    assert "Próximo passo: lab/10_treino.py (leia apostilas/10_treino.md)." in saida
-    assert "Fim do curso" not in saida and "ainda está sendo escrita" not in saida
 
 
 def test_depois_de_uma_falha_nao_fecha_o_curso(tmp_path):

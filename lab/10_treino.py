@@ -1,0 +1,814 @@
+"""Lição 10 · Treine o seu GPT (leia junto: apostilas/10_treino.md): o GPT2 da lição 06 nas
+apostilas, caractere por caractere; o laço de treino, FLOP/s e a fronteira do compute."""
+import math
+import sys
+
+from licao import RAIZ, Licao, importar_licao, inteiro_entre, opcao, real_entre
+
+LICAO = Licao("10", "Treine o seu GPT", [
+    "Os dados: as apostilas, caractere por caractere",
+    "O modelo: o GPT2 da lição 06, pequeno, e os FLOPs de um passo",
+    "O laço de treino: a perda cai e as amostras viram palavras",
+    "Quanto a sua CPU rendeu: FLOP/s contra o matmul",
+    "A fronteira do compute: o melhor tamanho para cada orçamento",
+], opcoes=[
+    opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
+    opcao("--camadas", inteiro_entre(1, 48, "--camadas 6"), 4, "blocos do modelo", "L"),
+    opcao("--largura", inteiro_entre(4, 2048, "--largura 192"), 128, "largura d do modelo", "D"),
+    opcao("--cabecas", inteiro_entre(1, 64, "--cabecas 8"), 4, "cabeças (dividem d)", "H"),
+    opcao("--lote", inteiro_entre(1, 1024, "--lote 32"), 12, "sequências por passo", "B"),
+    opcao("--contexto", inteiro_entre(2, 1024, "--contexto 128"), 64, "caracteres vistos", "T"),
+    opcao("--taxa", real_entre(0, 1, "--taxa 3e-3", False), 1e-3, "taxa de aprendizado máxima"),
+    opcao("--checkpoint", None, None, "o modelo (padrão: checkpoints/10_gpt.pt)", "ARQUIVO"),
+    opcao("--amostrar", "flag", None, "só gera texto com o --checkpoint e sai (não treina)"),
+    opcao("--texto", None, "\n", "começo do texto do --amostrar (padrão: uma linha nova)"),
+    opcao("--exportar", None, None, "grava o modelo numa pasta que a lição 07 lê", "PASTA"),
+    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns 5 minutos)"),
+])
+if __name__ == "__main__":
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+GPT2 = importar_licao("06_gpt2").GPT2               # o modelo da lição 06, sem cópia
+escolher = importar_licao("07_generation").escolher  # o sorteio da lição 07
+__all__ = ["treinar", "taxa", "lote", "perda", "adamw", "ALFABETO", "Caracteres", "separar",
+           "avaliar", "amostrar", "salvar", "carregar"]
+# ============================================================ a peça
+def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerador, final=0.1):
+    """O laço de treino. A cada passo: a taxa do cronograma, um lote sorteado do texto, a
+    perda, o gradiente (backward), o corte da norma do gradiente em 1 e um passo do AdamW.
+    Devolve (passo, perda) depois de cada passo: quem chama mede, avalia e amostra."""
+    for passo in range(passos):
+        otimizador.lr = taxa(passo, passos, maxima, aquecimento, final)
+        x, y = lote(dados, B, T, gerador)                        # (B, T), (B, T)
+        p = perda(modelo, x, y)
+        otimizador.zero_grad()
+        p.backward()
+        torch.nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)   # norma total <= 1
+        otimizador.step()
+        yield passo + 1, p.item()
+
+
+def taxa(passo, passos, maxima, aquecimento, final=0.1):
+    """Aquecimento: sobe em linha reta até `maxima`; depois, meio cosseno até
+    final x maxima no último passo (final=1: constante depois do aquecimento)."""
+    if passo < aquecimento:
+        return maxima * (passo + 1) / aquecimento
+    andado = (passo - aquecimento) / max(1, passos - 1 - aquecimento)   # de 0 a 1
+    return maxima * (final + (1 - final) * (1 + math.cos(math.pi * andado)) / 2)
+
+
+def lote(dados, B, T, gerador):
+    """B janelas de T + 1 caracteres em lugares sorteados: a entrada x e o alvo y, que é
+    o mesmo texto um caractere à frente (cada posição aprende a prever a seguinte)."""
+    inicios = torch.randint(len(dados) - T, (B,), generator=gerador).tolist()
+    janelas = torch.stack([dados[i:i + T + 1] for i in inicios])  # (B, T + 1)
+    return janelas[:, :-1], janelas[:, 1:]                        # (B, T), (B, T)
+
+
+def perda(modelo, x, y):
+    """Entropia cruzada média: -ln da probabilidade que o modelo dá ao caractere certo."""
+    logits = modelo(x)                                            # (B, T, V)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T,)
+
+
+def adamw(modelo, maxima):
+    """O AdamW do lab (lab/otimizador.py): encolhe as matrizes (decaimento 0,1), não os
+    vieses nem os ganhos dos LayerNorm, como no GPT-2."""
+    from otimizador import Adam
+
+    sem = [p for p in modelo.parameters() if p.dim() < 2]
+    return Adam(modelo.parameters(), maxima, betas=(0.9, 0.99), decaimento=0.1,
+                sem_decaimento=sem)
+
+
+ALFABETO = ("\n" + "".join(map(chr, range(32, 127)))     # a linha nova e o ASCII visível
+            + "áàâãéêíóôõúüçÁÀÂÃÉÊÍÓÔÕÚÜÇ" + "·×—−≈"   # o português e as fórmulas
+            + "\ufffd")                                   # qualquer outro caractere
+
+
+class Caracteres:
+    """O tokenizador da lição: um id por caractere do ALFABETO (128 símbolos); um
+    caractere de fora vira o último, '\ufffd'. Sem fusões: o modelo aprende a soletrar."""
+
+    def __init__(self, alfabeto=ALFABETO):
+        self.alfabeto, self.ids = alfabeto, {c: i for i, c in enumerate(alfabeto)}
+
+    def __len__(self):
+        return len(self.alfabeto)
+
+    def codificar(self, texto):
+        return [self.ids.get(c, len(self.alfabeto) - 1) for c in texto]
+
+    def decodificar(self, ids):
+        return "".join(self.alfabeto[i] for i in ids)
+
+
+def separar(ids, a_cada=10, pedaco=1000):
+    """Treino e validação: um pedaço de `pedaco` caracteres a cada `a_cada` vai para a
+    validação, que assim cobre todas as apostilas (só o fim seria outro assunto)."""
+    pedacos = [ids[i:i + pedaco] for i in range(0, len(ids), pedaco)]
+    treino = [p for k, p in enumerate(pedacos) if k % a_cada != a_cada - 1]
+    validacao = [p for k, p in enumerate(pedacos) if k % a_cada == a_cada - 1]
+    return (torch.tensor([i for p in treino for i in p]),
+            torch.tensor([i for p in validacao for i in p]))
+
+
+@torch.no_grad()
+def avaliar(modelo, lotes):
+    """A perda média em lotes fixos: os mesmos a cada avaliação, então a curva só mexe
+    quando o modelo muda."""
+    return sum(perda(modelo, x, y).item() for x, y in lotes) / len(lotes)
+
+
+@torch.no_grad()
+def amostrar(modelo, ids, novos, T, geradores, temperatura=0.8):
+    """`novos` caracteres sorteados pelo `escolher` da lição 07, um por vez, vendo só os
+    últimos T: o modelo só aprendeu T posições (ids (B, S) -> (B, S + novos))."""
+    for _ in range(novos):
+        logits = modelo(ids[:, -T:])[:, -1]                       # (B, V): a última posição
+        ids = torch.cat([ids, escolher(logits, temperatura, geradores=geradores)], dim=1)
+    return ids
+
+
+def salvar(arquivo, modelo, config, **extra):
+    """Grava o checkpoint: a configuração, os pesos e o que mais vier (passo, perdas).
+    Primeiro num arquivo temporário, depois troca o nome: um Ctrl+C no meio da gravação
+    não estraga o checkpoint anterior."""
+    import os
+
+    arquivo.parent.mkdir(parents=True, exist_ok=True)
+    temporario = arquivo.with_name(f"{arquivo.name}.{os.getpid()}.tmp")   # um por processo
+    torch.save({"licao": "10", "config": config, "pesos": modelo.state_dict(), **extra},
+               temporario)
+    os.replace(temporario, arquivo)
+
+
+def carregar(arquivo):
+    """(modelo, tokenizador, checkpoint) de um arquivo gravado por salvar(). Só tensores e
+    números (weights_only=True): um checkpoint não executa código ao ser lido."""
+    ck = torch.load(arquivo, map_location="cpu", weights_only=True)
+    c = ck["config"]
+    modelo = GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
+    modelo.load_state_dict(ck["pesos"])
+    return modelo.eval(), Caracteres(c["alfabeto"]), ck
+
+
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import functools  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import figuras  # noqa: E402
+from console import (Progresso, cientifico, dizer, inteiro, legivel, limite, num,  # noqa: E402
+                     pct, plural, quebrar)
+from licao import ExperimentoPulado, ao_interromper  # noqa: E402
+
+AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
+AVALIAR_A_CADA = 100     # passos entre duas avaliações (e dois checkpoints)
+LOTES_DE_AVALIACAO = 8   # lotes fixos de treino e de validação em cada avaliação
+NOVOS = 240              # caracteres de cada amostra
+AMOSTRAS = 4             # amostras sorteadas juntas em cada ponto (a estatística usa todas)
+TEMPERATURA = 0.8
+LIMIAR_VALIDACAO = 2.4   # a perda de validação do treino padrão termina abaixo disto
+MELHORA = 0.1            # as amostras melhoraram: +10 pontos de palavras que existem
+RODADAS = 5             # medições do experimento 4 (vale a menor)
+PALAVRA = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{3,}")  # "palavra": 3 letras ou mais seguidas
+
+
+def texto_das_apostilas(pasta=None):
+    """A prosa das apostilas 01 a 09, lida agora: sem os blocos de código e de saída, as
+    tabelas, as fórmulas em destaque e os comentários. A 10 fica de fora, para esta
+    apostila não mudar os próprios dados."""
+    pasta = pasta or RAIZ / "apostilas"
+    arquivos = sorted(pasta.glob("0[1-9]_*.md"))
+    if not arquivos:
+        raise ExperimentoPulado(f"não achei as apostilas em {pasta} (a pasta apostilas/ do "
+                                "lab): elas são os dados do treino.")
+    partes = []
+    for arquivo in arquivos:
+        texto = arquivo.read_text(encoding="utf-8", errors="replace")
+        for bloco in (r"```.*?```", r"<!--.*?-->", r"\$\$.*?\$\$"):
+            texto = re.sub(bloco + r"\n?", "", texto, flags=re.S)
+        texto = "\n".join(linha for linha in texto.split("\n")
+                          if not linha.lstrip().startswith("|"))          # sem tabelas
+        partes.append(re.sub(r"\n{3,}", "\n\n", texto))                  # o que sobrou
+    return "\n".join(partes), arquivos
+
+
+@functools.lru_cache(maxsize=1)
+def dados():
+    """(texto, arquivos, tokenizador, treino, validação): lidos uma vez por execução."""
+    texto, arquivos = texto_das_apostilas()
+    tok = Caracteres()
+    treino, validacao = separar(tok.codificar(texto))
+    return texto, arquivos, tok, treino, validacao
+
+
+def configuracao(args):
+    """A configuração do modelo pedida nas opções (confere que h divide d)."""
+    if args.largura % args.cabecas:
+        raise ExperimentoPulado(
+            f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: cada "
+            "cabeça fica com d/h números (lição 04). Exemplo: --largura 128 --cabecas 4.")
+    return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
+            "contexto": args.contexto, "alfabeto": ALFABETO}
+
+
+def novo_modelo(c, semente):
+    torch.manual_seed(semente)
+    return GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
+
+
+def lotes_fixos(dados_, B, T, semente, n=LOTES_DE_AVALIACAO):
+    g = torch.Generator().manual_seed(semente)
+    return [lote(dados_, B, T, g) for _ in range(n)]
+
+
+def entropia_ngrama(treino, validacao, n, V, alfa=0.1):
+    """Perda de validação de um modelo que só conta frequências no treino: n = 1, a de
+    cada caractere; n = 2, a de cada caractere depois do anterior (suavizada com alfa)."""
+    if n == 1:
+        contas = torch.bincount(treino, minlength=V).double() + alfa
+        return float(-(contas / contas.sum()).log()[validacao].mean())
+    pares = torch.bincount(treino[:-1] * V + treino[1:], minlength=V * V).double()
+    contas = pares.view(V, V) + alfa                              # (anterior, seguinte)
+    logp = (contas / contas.sum(1, keepdim=True)).log()
+    return float(-logp[validacao[:-1], validacao[1:]].mean())
+
+
+# ============================================================ experimento 1
+@LICAO.experimento(1)
+def exp_dados(licao):
+    texto, arquivos, tok, treino, validacao = dados()
+    fora = sum(1 for c in texto if c not in tok.ids)
+    dizer(f"Os dados são o próprio curso: {len(arquivos)} apostilas ({arquivos[0].name} a "
+          f"{arquivos[-1].name}),\nlidas agora; só a prosa (sem código, saídas, tabelas e "
+          f"fórmulas em destaque):\n{inteiro(len(texto))} caracteres.")
+    dizer(f"\nO tokenizador: um id por caractere de um alfabeto fixo de {len(tok)} símbolos: "
+          "a linha\nnova, o ASCII visível, as letras acentuadas do português, · × — − ≈ e um "
+          f"para\n'qualquer outro'. Fora do alfabeto: {inteiro(fora)} caracteres "
+          f"({pct(fora / len(texto), 2)}).")
+    exemplo = "A atenção é uma média."
+    ids = tok.codificar(exemplo)
+    ok = licao.verificar(tok.decodificar(ids) == exemplo, "ida e volta")
+    dizer(f"  \"{exemplo}\" -> {ids[:7]}... ({len(ids)} ids)")
+    dizer(f"  e de volta: \"{tok.decodificar(ids)}\" ({'igual' if ok else 'DIFERENTE'})")
+    dizer(f"\nTreino e validação: um pedaço de 1.000 caracteres a cada 10 fica para a\n"
+          f"validação, que o modelo nunca vê no treino: treino {inteiro(len(treino))}, "
+          f"validação {inteiro(len(validacao))}.")
+    V = len(tok)
+    uni, bi = (entropia_ngrama(treino, validacao, n, V) for n in (1, 2))
+    dizer(f"\nTrês réguas para a perda (nats por caractere, na validação):\n"
+          f"  chutar entre os {V} símbolos:              ln {V} = {num(math.log(V), 2)}\n"
+          f"  só a frequência de cada caractere:          {num(uni, 2)}\n"
+          f"  a frequência depois do caractere anterior:  {num(bi, 2)}\n"
+          "Um modelo abaixo da última aprendeu mais que pares de letras.")
+
+
+# ============================================================ experimento 2
+@LICAO.experimento(2)
+def exp_modelo(licao):
+    L06 = importar_licao("06_gpt2")
+    L09 = importar_licao("09_scaling")
+    c = configuracao(licao.args)
+    L, d, h, T, B = c["camadas"], c["largura"], c["cabecas"], c["contexto"], licao.args.lote
+    _, _, tok, _, validacao = dados()
+    V = len(tok)
+    modelo = novo_modelo(c, licao.args.semente)
+    N = sum(p.numel() for p in modelo.parameters())
+    formula = L06.parametros_gpt2(L, d, V, T)
+    ok = licao.verificar(N == formula, "N = fórmula da lição 06")
+    dizer(f"O GPT2 da lição 06 com {L} blocos, d = {d}, {h} cabeças, {T} posições e um\n"
+          f"vocabulário de {V} caracteres: N = {inteiro(N)} parâmetros\n"
+          f"(= 12Ld² + 13Ld + Vd + Td + 2d: {'confere' if ok else 'NÃO confere'} com a "
+          "conta da lição 06).")
+    blocos = sum(p.numel() for p in modelo.h.parameters())
+    dizer(f"  blocos {inteiro(blocos)} ({pct(blocos / N)}), wte {inteiro(V * d)} (também a "
+          f"cabeça de saída), wpe {inteiro(T * d)}")
+    inicial = avaliar(modelo, lotes_fixos(validacao, B, T, 1))
+    perto = licao.verificar(abs(inicial - math.log(V)) < 0.1, "modelo novo perto de ln V")
+    dizer(f"\nUm modelo novo (a inicialização do GPT-2, iniciar_como_gpt2 da lição 06) perde\n"
+          f"{num(inicial, 2)} na validação; ln V = {num(math.log(V), 2)}: "
+          + ("perto (menos de 0,1): ainda chuta." if perto else "NÃO está perto de ln V."))
+
+    licao.pausa("os FLOPs de um passo de treino")
+    x, y = lote(validacao, B, T, torch.Generator().manual_seed(0))  # (B, T), (B, T)
+    with torch.no_grad():
+        ida = L09.contar_flops(lambda: modelo(x))
+    total = L09.contar_flops(lambda: perda(modelo, x, y).backward())
+    tokens = B * T
+    dizer(f"\nFLOPs de um passo de treino (lote de {B} x {T} = {inteiro(tokens)} tokens), "
+          "contados pelo\ncontar_flops da lição 09:")
+    linhas = [("forward", ida), (f"backward ({num((total - ida) / ida, 2)}x o forward)",
+                                  total - ida),
+              ("passo inteiro", total), ("6 x N x tokens", 6 * N * tokens)]
+    for nome, valor in linhas:
+        dizer(f"  {nome:<38}{inteiro(valor):>15}")
+    dizer(f"  (contado / 6NBT = {num(total / (6 * N * tokens), 3)})")
+    matrizes = 12 * L * d * d + V * d                             # pesos que multiplicam
+    atencao = 3 * 4 * L * T * d                                   # QK e pesos x V, ida e volta
+    soma = (6 * matrizes + atencao) * tokens
+    bate = licao.verificar(soma == total, "FLOPs = 6 x matrizes + atenção")
+    dizer(f"De onde vem a diferença (por token, vezes {inteiro(tokens)}):")
+    dizer(f"  {'6 x pesos das matrizes (blocos e wte)':<38}{inteiro(6 * matrizes * tokens):>15}")
+    dizer(f"  {'atenção QK e pesos x V: 3 x 4LTd':<38}{inteiro(atencao * tokens):>15}")
+    dizer(f"  {'soma':<38}{inteiro(soma):>15}  "
+          + ("= contado" if bate else "NÃO confere com o contado"))
+    dizer(f"O wpe, os vieses e os ganhos ({inteiro(N - matrizes)} parâmetros) estão em N mas "
+          "não\nmultiplicam matriz nenhuma; a atenção multiplica, mas não tem parâmetros.")
+    cabeca = 6 * 50257 * d * tokens                               # a cabeça do GPT-2: 6Vd
+    dizer(f"\nCom o BPE do GPT-2 (V = 50.257), só a cabeça de saída custaria "
+          f"{inteiro(cabeca)}\nFLOPs por passo: {num(cabeca / total, 1)}x o passo inteiro "
+          "deste modelo.")
+
+
+# ============================================================ experimento 3
+ESTADO = {"checkpoint": None, "passo": None}  # o que o Ctrl+C diz que ficou guardado
+
+
+def _ao_ctrl_c():
+    if ESTADO["checkpoint"] is not None:
+        dizer(f"\nO checkpoint do passo {inteiro(ESTADO['passo'])} ficou em "
+              f"{curto(ESTADO['checkpoint'])}; gere texto com ele:\n"
+              f"  {comando_amostrar(ESTADO['checkpoint'])}")
+
+
+ao_interromper(_ao_ctrl_c)
+
+
+CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"
+
+
+def caminho_checkpoint(args):
+    return Path(args.checkpoint).resolve() if args.checkpoint else CHECKPOINT_PADRAO
+
+
+def curto(caminho):
+    """O caminho a partir da pasta atual, se ele estiver dentro dela (cabe na linha)."""
+    try:
+        return str(Path(caminho).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(caminho)
+
+
+def palavras_conhecidas(amostras, vocabulario):
+    """(palavras de 3+ letras nas amostras, quantas delas existem no texto de treino)."""
+    achadas = [w for texto in amostras for w in PALAVRA.findall(texto)]
+    return len(achadas), sum(w in vocabulario for w in achadas)
+
+
+def mostrar_amostra(texto, recuo="  | "):
+    linha = legivel(texto, espaco=" ")
+    largura = 76 - len(recuo)
+    for i in range(0, min(len(linha), 3 * largura), largura):
+        dizer(recuo + linha[i:i + largura])
+
+
+@LICAO.experimento(3)
+def exp_treino(licao):
+    args = licao.args
+    c = configuracao(args)
+    texto, _, tok, treino, validacao = dados()
+    B, T, passos = args.lote, c["contexto"], args.passos
+    aquecimento = min(AQUECIMENTO, passos // 10)
+    modelo = novo_modelo(c, args.semente)
+    otimizador = adamw(modelo, args.taxa)
+    g = torch.Generator().manual_seed(args.semente)
+    fixos = {"treino": lotes_fixos(treino, B, T, args.semente + 1),
+             "validação": lotes_fixos(validacao, B, T, args.semente + 2)}
+    vocabulario = set(PALAVRA.findall(tok.decodificar(treino.tolist())))
+    arquivo = caminho_checkpoint(args)
+    N = sum(p.numel() for p in modelo.parameters())
+    dizer(f"{plural(passos, 'passo')} de {B} x {T} = {inteiro(B * T)} caracteres "
+          f"({inteiro(passos * B * T)} no total, "
+          f"{num(passos * B * T / len(treino), 1)} épocas do treino);\n"
+          f"AdamW com taxa máxima {cientifico(args.taxa, 0)}, "
+          + (f"aquecimento de {plural(aquecimento, 'passo')}" if aquecimento else
+             "sem aquecimento")
+          + f" e cosseno até\n{cientifico(args.taxa / 10, 0)}; corte da norma do gradiente "
+          "em 1; decaimento de peso 0,1.")
+    a_cada = min(AVALIAR_A_CADA, max(1, passos // 10))
+    marcos = sorted({0, round(passos / 10 / a_cada) * a_cada, round(passos / 3 / a_cada) * a_cada,
+                     passos})
+    historico = {"passo": [], "treino": [], "validação": []}
+    amostras = {}
+
+    def avaliar_e_guardar(passo, tempo):
+        for nome, lotes in fixos.items():
+            historico[nome].append(avaliar(modelo, lotes))
+        historico["passo"].append(passo)
+        salvar(arquivo, modelo, c, passo=passo, historico=historico)
+        ESTADO.update(checkpoint=arquivo, passo=passo)
+        dizer(f"  {inteiro(passo):>6} {cientifico(otimizador.lr, 1) if passo else '':>7} "
+              f"{num(historico['treino'][-1], 2):>7} {num(historico['validação'][-1], 2):>10}"
+              f" {num(tempo, 0):>7} s")
+        if passo in marcos:
+            geradores = [torch.Generator().manual_seed(args.semente + 10 + k)
+                         for k in range(AMOSTRAS)]
+            inicio = torch.full((AMOSTRAS, 1), tok.ids["\n"])
+            saida = amostrar(modelo, inicio, NOVOS, T, geradores, TEMPERATURA)
+            textos = [tok.decodificar(linha[1:].tolist()) for linha in saida]
+            total, conhecidas = palavras_conhecidas(textos, vocabulario)
+            amostras[passo] = (total, conhecidas)
+            dizer(f"\n  Amostra no passo {inteiro(passo)} (temperatura {num(TEMPERATURA, 1)}):")
+            mostrar_amostra(textos[0])
+            dizer(f"  palavras de 3+ letras que existem no texto de treino: {conhecidas} de "
+                  f"{total} ({pct(conhecidas / max(1, total), 0)})\n")
+
+    licao.pausa("o treino, uma linha a cada avaliação")
+    dizer(f"\n  {'passo':>6} {'taxa':>7} {'treino':>7} {'validação':>10} {'tempo':>9}")
+    inicio = time.perf_counter()
+    avaliar_e_guardar(0, 0.0)
+    ultimo, janela = time.perf_counter(), []
+    with Progresso(passos, "treinando") as barra:
+        for passo, _ in treinar(modelo, otimizador, treino, passos, B, T, args.taxa,
+                                aquecimento, g):
+            agora = time.perf_counter()
+            janela = (janela + [agora - ultimo])[-20:]
+            ultimo = agora
+            barra.avancar(descricao=f"passo {inteiro(passo)}, "
+                          f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
+            if passo % a_cada == 0 or passo == passos:
+                avaliar_e_guardar(passo, agora - inicio)
+                ultimo = time.perf_counter()
+    final = historico["validação"][-1]
+    abaixo = final < LIMIAR_VALIDACAO
+    dizer(f"Perda de validação: {num(historico['validação'][0], 2)} -> {num(final, 2)} "
+          + (f"(abaixo de {num(LIMIAR_VALIDACAO, 1)})." if abaixo else
+             f"(não chegou abaixo de {num(LIMIAR_VALIDACAO, 1)}: treino curto?)."))
+    (t0, c0), (t1, c1) = amostras[0], amostras[passos]
+    melhorou = c1 / max(1, t1) > c0 / max(1, t0) + MELHORA
+    reais = palavras_conhecidas([tok.decodificar(validacao.tolist())], vocabulario)
+    dizer(quebrar(f"Palavras que existem no texto: {pct(c0 / max(1, t0), 0)} no passo 0, "
+                  f"{pct(c1 / max(1, t1), 0)} no passo {inteiro(passos)}: "
+                  + ("as amostras melhoraram" if melhorou else "as amostras quase não mudaram")
+                  + f" (no texto de validação, escrito por gente, {pct(reais[1] / reais[0], 0)} "
+                  "das palavras existem no de treino)."))
+    dizer(f"\nCheckpoint: {curto(arquivo)} (passo {inteiro(passos)}). Gere mais texto com "
+          f"ele:\n  {comando_amostrar(arquivo)}")
+    licao.verificar(exportar_e_dizer(args, modelo, tok, c), "a pasta do transformers")
+    if licao.quer_figuras:
+        figura_curvas(licao, historico, len(tok), N, entropia_ngrama(treino, validacao, 2,
+                                                                      len(tok)))
+
+
+def figura_curvas(licao, historico, V, N, bigrama):
+    fig, ax = figuras.figura(7, 4.2, margens=(0.8, 0.2, 0.6, 0.45))
+    ax.plot(historico["passo"], historico["treino"], "o-", ms=3, label="treino")
+    ax.plot(historico["passo"], historico["validação"], "s-", ms=3, label="validação")
+    ax.axhline(math.log(V), color="gray", ls=":", label=f"ln V = ln {V} (o chute)")
+    ax.axhline(bigrama, color="gray", ls="--", label="bigrama (a régua do experimento 1)")
+    ax.set(xlabel="passo", ylabel="perda (nats por caractere)", xlim=(0, historico["passo"][-1]),
+           ylim=(None, math.log(V) + 0.2),                    # o chute fica à vista
+           title=f"Treino do GPT2 da lição 06 ({inteiro(N)} parâmetros)")
+    figuras.eixos_inteiros(ax)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    licao.salvar_figura(fig, "10_curvas.png")
+
+
+# ============================================================ experimento 4
+def produtos_do_passo(L, d, h, V, B, T):
+    """Os produtos de matrizes de um passo de treino, (lote, m, k, n) cada um: os do forward
+    e, para cada um, os dois do backward (o gradiente da entrada e o do peso)."""
+    M, dk = B * T, d // h
+    ida = [(1, M, d, V)]                                          # a cabeça de saída
+    for _ in range(L):
+        ida += [(1, M, d, 3 * d), (B * h, T, dk, T), (B * h, T, T, dk),   # c_attn, QK, pesos V
+                (1, M, d, d), (1, M, d, 4 * d), (1, M, 4 * d, d)]          # c_proj, c_fc, c_proj
+    return ida + [(b, m, n, k) for b, m, k, n in ida] + [(b, k, m, n) for b, m, k, n in ida]
+
+
+def medir_passo(modelo, otimizador, x, y):
+    """(forward, backward, corte + AdamW) de um passo de treino, em segundos."""
+    t0 = time.perf_counter()
+    p = perda(modelo, x, y)
+    t1 = time.perf_counter()
+    otimizador.zero_grad()
+    p.backward()
+    t2 = time.perf_counter()
+    torch.nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
+    otimizador.step()
+    return t1 - t0, t2 - t1, time.perf_counter() - t2
+
+
+@LICAO.experimento(4)
+def exp_cpu(licao):
+    L09 = importar_licao("09_scaling")
+    args = licao.args
+    c = configuracao(args)
+    L, d, h, T, B = c["camadas"], c["largura"], c["cabecas"], c["contexto"], args.lote
+    _, _, tok, treino, _ = dados()
+    V = len(tok)
+    modelo = novo_modelo(c, args.semente)
+    N = sum(p.numel() for p in modelo.parameters())
+    otimizador = adamw(modelo, 1e-4)
+    g = torch.Generator().manual_seed(args.semente)
+    x, y = lote(treino, B, T, g)                                  # (B, T), (B, T)
+    contados = L09.contar_flops(lambda: perda(modelo, x, y).backward())
+    produtos = produtos_do_passo(L, d, h, V, B, T)
+    soma = sum(2 * b * m * k * n for b, m, k, n in produtos)
+    licao.verificar(soma == contados, "produtos do passo = FLOPs contados")
+    matrizes = [(torch.randn(b, m, k, generator=g).squeeze(0),
+                 torch.randn(b, k, n, generator=g).squeeze(0)) for b, m, k, n in produtos]
+
+    def so_matmuls():
+        for a, b in matrizes:
+            torch.matmul(a, b)
+
+    for _ in range(2):                                            # aquece caches e kernels
+        medir_passo(modelo, otimizador, x, y)
+        so_matmuls()
+    passos, replays = [], []
+    with Progresso(RODADAS, "medindo") as barra:
+        for _ in range(RODADAS):                                  # passo e matmul alternados
+            passos.append([sum(t) / 3 for t in zip(*(medir_passo(modelo, otimizador, x, y)
+                                                     for _ in range(3)))])
+            inicio = time.perf_counter()
+            for _ in range(3):
+                so_matmuls()
+            replays.append((time.perf_counter() - inicio) / 3)
+            barra.avancar()
+    ida, volta, resto = min(passos, key=sum)
+    passo, replay = ida + volta + resto, min(replays)
+    rendeu, limite_ = contados / passo, contados / replay
+    dizer(f"Um passo de treino do modelo do experimento 2 ({L} blocos, d = {d}, lote {B} x "
+          f"{T}),\nmedido agora nesta máquina com {plural(torch.get_num_threads(), 'thread')} "
+          f"(o menor de {RODADAS} medições):")
+    for nome, t in (("forward", ida), ("backward", volta), ("corte + AdamW", resto)):
+        dizer(f"  {nome:<16} {num(1000 * t, 1):>8} ms  {pct(t / passo, 0):>6}")
+    dizer(f"  {'passo inteiro':<16} {num(1000 * passo, 1):>8} ms  -> "
+          f"{num(rendeu / 1e9, 1)} GFLOP/s ({cientifico(contados, 2)} FLOPs contados)")
+    dizer(f"\nSó os {len(produtos)} produtos de matrizes do passo (as mesmas formas, "
+          f"torch.matmul\npuro, sem mais nada): {num(1000 * replay, 1)} ms -> "
+          f"{num(limite_ / 1e9, 1)} GFLOP/s, o limite desta máquina\nnessas formas.")
+    fracao = rendeu / limite_
+    dizer(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá"
+          + (" (a meta do lab é 30 %: passou)." if fracao >= 0.3 else
+             ": abaixo dos 30 % que o lab espera\n(outro programa usando a CPU?)."))
+    dizer(quebrar("O resto do tempo vai para o que não é produto de matrizes: LayerNorm, "
+                  "GELU, softmax e máscara, a perda, o corte e o AdamW, e o Python entre uma "
+                  "operação e outra. São contas pequenas que mais leem e escrevem memória do "
+                  "que multiplicam; num modelo maior, os produtos crescem como d² e o resto "
+                  "como d, e a fração sobe."))
+
+    tokens = args.passos * B * T
+    licao.pausa("tokens por parâmetro contra o Chinchilla")
+    dizer(f"\nTokens por parâmetro: o treino do experimento 3 ({inteiro(args.passos)} passos) "
+          f"vê\n{inteiro(tokens)} tokens com N = {inteiro(N)}: {num(tokens / N, 2)} por "
+          "parâmetro. O Chinchilla\n(lição 09) treinou com cerca de 20.")
+    vinte = 20 * N
+    minutos = vinte / (B * T) * passo / 60
+    dizer(f"Chegar a 20 pediria {inteiro(vinte)} tokens: {inteiro(round(vinte / (B * T)))} "
+          f"passos.\nSão {num(vinte / len(treino), 0)} épocas do texto de treino e uns "
+          f"{num(minutos, 0)} min nesta máquina: aqui os dados\nacabam antes do compute (o "
+          "experimento 5 mede que tamanho rende mais).")
+
+
+# ============================================================ experimento 5
+ESCALA = {"camadas": 2, "larguras": (16, 24, 32, 48), "lote": 16, "contexto": 64,
+          "taxa": 5e-3, "maior": 4e11, "orcamentos": 5}   # orçamentos: maior/16 ... maior
+
+
+def modelos_da_escala(semente):
+    """Os modelos da fronteira, do menor ao maior: {d, modelo, N, flops (contados, por
+    passo)}, todos com L = 2 e cabeças de 16 números."""
+    L09 = importar_licao("09_scaling")
+    x = torch.zeros(ESCALA["lote"], ESCALA["contexto"], dtype=torch.long)  # (B, T)
+    saida = []
+    for d in ESCALA["larguras"]:
+        c = {"camadas": ESCALA["camadas"], "largura": d, "cabecas": max(1, d // 16),
+             "contexto": ESCALA["contexto"], "alfabeto": ALFABETO}
+        modelo = novo_modelo(c, semente)
+        flops = L09.contar_flops(lambda: perda(modelo, x, x).backward())
+        modelo.zero_grad(set_to_none=True)
+        saida.append({"d": d, "modelo": modelo, "flops": flops,
+                      "N": sum(p.numel() for p in modelo.parameters())})
+    return saida
+
+
+def orcamentos():
+    """Os orçamentos da fronteira, em FLOPs: cada um o dobro do anterior, até o maior."""
+    k = ESCALA["orcamentos"]
+    return [ESCALA["maior"] / 2 ** (k - 1 - i) for i in range(k)]
+
+
+def melhores(perdas):
+    """{N: [perda em cada orçamento]} -> o N de menor perda em cada orçamento."""
+    return [min(perdas, key=lambda n: perdas[n][i]) for i in range(len(min(perdas.values())))]
+
+
+def tendencia(melhor):
+    """O que a sequência dos melhores N diz: 'cresce', 'encolhe' ou 'parado' (o melhor do
+    menor orçamento contra o do maior; a sequência inteira sai impressa acima)."""
+    if melhor[-1] > melhor[0]:
+        return "cresce"
+    return "encolhe" if melhor[-1] < melhor[0] else "parado"
+
+
+def treinar_na_escala(m, semente, barra):
+    """Treina um modelo da fronteira até o maior orçamento, com a mesma taxa constante
+    depois do aquecimento para todos (nenhum ponto é favorecido por estar no fim de um
+    cosseno); devolve a perda de validação em cada orçamento."""
+    _, _, _, treino, validacao = dados()
+    B, T = ESCALA["lote"], ESCALA["contexto"]
+    marcos = [max(1, round(C / m["flops"])) for C in orcamentos()]
+    fixos = lotes_fixos(validacao, B, T, semente + 99)             # os mesmos para todos
+    otimizador = adamw(m["modelo"], ESCALA["taxa"])
+    g = torch.Generator().manual_seed(semente)
+    perdas = []
+    for passo, _ in treinar(m["modelo"], otimizador, treino, marcos[-1], B, T, ESCALA["taxa"],
+                            max(1, marcos[-1] // 20), g, final=1.0):   # sem cosseno
+        barra.avancar(descricao=f"d = {m['d']}: passo {inteiro(passo)} de "
+                      f"{inteiro(marcos[-1])}")
+        if passo in marcos:
+            perdas.append(avaliar(m["modelo"], fixos))
+    return perdas
+
+
+def segundos_por_passo(m, semente):
+    """O tempo de um passo de treino de uma cópia do modelo (o menor de 3), medido agora."""
+    import copy
+
+    copia = copy.deepcopy(m["modelo"])
+    otimizador = adamw(copia, 1e-4)
+    x, y = lote(dados()[3], ESCALA["lote"], ESCALA["contexto"],
+                torch.Generator().manual_seed(semente))
+    medir_passo(copia, otimizador, x, y)                          # o primeiro aquece
+    return min(sum(medir_passo(copia, otimizador, x, y)) for _ in range(3))
+
+
+@LICAO.experimento(5)
+def exp_fronteira(licao):
+    args = licao.args
+    B, T = ESCALA["lote"], ESCALA["contexto"]
+    modelos, cs = modelos_da_escala(args.semente), orcamentos()
+    dizer(f"{len(modelos)} modelos de {ESCALA['camadas']} blocos (cabeças de 16 números), lote "
+          f"{B} x {T}, taxa {cientifico(ESCALA['taxa'], 0)}\nconstante depois do "
+          f"aquecimento. Cada um treina até {cientifico(cs[-1], 1)} FLOPs e é medido na\n"
+          f"validação em cada orçamento: {', '.join(cientifico(c, 1) for c in cs)}.\n")
+    dizer(f"  {'d':>4} {'N':>8} {'FLOPs por passo':>16} {'passos':>7} {'tokens por N':>13}")
+    for m in modelos:
+        passos = round(cs[-1] / m["flops"])
+        dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
+              f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
+    dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
+    total = sum(round(cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
+                for m in modelos)
+    dizer(f"Treinar os {len(modelos)} leva uns {num(total / 60, 0)} min nesta máquina "
+          "(3 passos de cada, medidos agora).")
+    if not args.escala:
+        dizer("\nPara treiná-los e ver quem ganha em cada orçamento: lab/10_treino.py --escala")
+        return
+    perdas = {}
+    with Progresso(sum(round(cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
+        for m in modelos:
+            perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
+    melhor = melhores(perdas)
+    licao.pausa("a perda de cada modelo em cada orçamento")
+    dizer("\nPerda de validação em cada orçamento (FLOPs); * = a menor do orçamento:\n")
+    dizer(f"  {'N':>8}" + "".join(f"{cientifico(c, 1):>10}" for c in cs))
+    for N, linha in perdas.items():
+        dizer(f"  {inteiro(N):>8}" + "".join(
+            f"{num(p, 3) + ('*' if melhor[i] == N else ' '):>10}" for i, p in enumerate(linha)))
+    flops = {m["N"]: m["flops"] for m in modelos}
+    dizer(f"  {'melhor':>8}" + "".join(f"{inteiro(n):>9} " for n in melhor))
+    dizer(f"  {'tokens/N':>8}" + "".join(
+        f"{num(c / flops[n] * B * T / n, 0):>9} " for c, n in zip(cs, melhor)))
+    frase = {"cresce": f"O melhor tamanho cresce com o compute: de {inteiro(melhor[0])} "
+                       f"parâmetros em {cientifico(cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
+                       f"em {cientifico(cs[-1], 1)}, como no Chinchilla.",
+             "encolhe": f"O melhor tamanho ENCOLHEU com o compute: de {inteiro(melhor[0])} "
+                        f"a {inteiro(melhor[-1])} parâmetros, o contrário do Chinchilla.",
+             "parado": f"O melhor tamanho não mudou nesta faixa: {inteiro(melhor[0])} "
+                       "parâmetros em todo orçamento."}[tendencia(melhor)]
+    dizer("\n" + quebrar(frase))
+    dizer(quebrar("É a abordagem 1 do Chinchilla (lição 09) em miniatura: em cada orçamento, "
+                  "o modelo que chegou mais baixo. Os tokens por parâmetro do melhor não são "
+                  "os ~20 do Chinchilla: caracteres não são tokens BPE, os modelos são "
+                  "minúsculos e o texto se repete."))
+    if licao.quer_figuras:
+        figura_fronteira(licao, modelos, perdas, cs, melhor)
+
+
+def figura_fronteira(licao, modelos, perdas, cs, melhor):
+    fig, ax = figuras.figura(7, 4.4, margens=(0.8, 0.2, 0.6, 0.45))
+    for m in modelos:
+        ax.plot(cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
+                "parâmetros)")
+    ax.plot(cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=2.5, alpha=0.6,
+            label="a fronteira: o melhor em cada orçamento")
+    figuras.escala_log(ax, eixo="x")
+    ax.set(xlabel="compute (FLOPs contados)", ylabel="perda de validação (nats)",
+           title="Mesmo orçamento, tamanhos diferentes: quem chega mais baixo")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    licao.salvar_figura(fig, "10_fronteira.png")
+
+
+# ============================================================ --amostrar e --exportar
+def comando_amostrar(arquivo):
+    """O comando que gera texto com este checkpoint."""
+    extra = "" if arquivo == CHECKPOINT_PADRAO else f" --checkpoint {curto(arquivo)}"
+    return f"lab/10_treino.py --amostrar{extra}"
+
+
+def exportar(modelo, tok, config, pasta):
+    """Grava o modelo como um GPT2LMHeadModel do transformers (safetensors) com um
+    tokenizador de caracteres: a pasta que a lição 07 carrega com --modelo PASTA. Confere
+    que o GPT-2 do transformers dá os mesmos logits que o nosso GPT2."""
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()                             # gravar é rápido: sem barra
+
+    linha = tok.ids["\n"]
+    hf = GPT2LMHeadModel(GPT2Config(
+        vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
+        n_layer=config["camadas"], n_head=config["cabecas"], bos_token_id=linha,
+        eos_token_id=linha)).eval()
+    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+    pesos = {"transformer." + nome: t.t().contiguous() if nome.endswith(conv1d) else t
+             for nome, t in modelo.state_dict().items()}          # o Conv1D guarda (entrada, saída)
+    faltam = hf.load_state_dict(pesos, strict=False)
+    assert faltam.missing_keys == ["lm_head.weight"] and not faltam.unexpected_keys, faltam
+    x = torch.tensor([tok.codificar("A atenção é uma média ponderada.")[:config["contexto"]]])
+    with torch.no_grad():
+        diferenca = float((hf(x).logits - modelo(x)).abs().max())  # (1, T, V)
+    caracteres = Tokenizer(models.BPE(vocab=dict(tok.ids), merges=[], unk_token=ALFABETO[-1]))
+    caracteres.decoder = decoders.Fuse()                          # sem espaço entre os tokens
+    rapido = PreTrainedTokenizerFast(tokenizer_object=caracteres, unk_token=ALFABETO[-1],
+                                     bos_token="\n", eos_token="\n")
+    pasta.mkdir(parents=True, exist_ok=True)
+    hf.save_pretrained(pasta, safe_serialization=True)
+    rapido.save_pretrained(pasta)
+    return diferenca
+
+
+def so_amostrar(args):
+    """--amostrar: gera texto com o checkpoint (e, com --exportar, grava a pasta da 07)."""
+    arquivo = caminho_checkpoint(args)
+    try:
+        modelo, tok, ck = carregar(arquivo)
+    except FileNotFoundError:
+        dizer(quebrar(f"erro: não achei o checkpoint {arquivo}. Treine antes (rode a lição "
+                      "sem --amostrar) ou diga onde ele está com --checkpoint ARQUIVO."))
+        return 2
+    except Exception as erro:  # noqa: BLE001 - um arquivo que não é checkpoint da lição
+        dizer(quebrar(f"erro: {arquivo} não é um checkpoint desta lição "
+                      f"({type(erro).__name__}); ele sai do experimento 3."))
+        return 2
+    c = ck["config"]
+    dizer(f"Checkpoint {curto(arquivo)}:\n  passo {inteiro(ck['passo'])}, {c['camadas']} blocos, "
+          f"d = {c['largura']}, perda de validação {num(ck['historico']['validação'][-1], 2)}")
+    dizer(f"{NOVOS * 2} caracteres sorteados (temperatura {num(TEMPERATURA, 1)}, semente "
+          f"{args.semente}):\n")
+    g = [torch.Generator().manual_seed(args.semente)]
+    inicio = torch.tensor([tok.codificar(args.texto) or [tok.ids["\n"]]])
+    saida = amostrar(modelo, inicio, NOVOS * 2, c["contexto"], g, TEMPERATURA)
+    for linha in tok.decodificar(saida[0].tolist()).split("\n"):
+        dizer(quebrar(linha) if linha.strip() else "")
+    return 0 if exportar_e_dizer(args, modelo, tok, c) else 1
+
+
+def exportar_e_dizer(args, modelo, tok, config):
+    """Com --exportar PASTA: grava a pasta do transformers e confere os logits."""
+    if not args.exportar:
+        return True
+    diferenca = exportar(modelo, tok, config, Path(args.exportar))
+    iguais = diferenca < 1e-4
+    dizer(f"\nPasta do transformers gravada em {args.exportar}: logits "
+          + (f"iguais aos do nosso GPT2\n(max |diferença| {limite(diferenca, 1e-4)}). Use-a na "
+             f"lição 07:\n  lab/07_generation.py --modelo {args.exportar}" if iguais else
+             f"DIFERENTES dos do nosso GPT2 (max |diferença| {cientifico(diferenca, 1)})."))
+    return iguais
+
+
+FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"   # o título na apostila
+
+
+def fechar_curso():
+    """A última lição não tem "Próximo passo": fecha o curso e aponta para a apostila."""
+    dizer()
+    dizer(quebrar("Fim do curso. Da lição 00 à 10 você montou, mediu e treinou um "
+                  "Transformer: tokens, embeddings, atenção, multicabeça, o bloco, o GPT-2 "
+                  "inteiro, a geração com cache KV, o bloco moderno, as leis de escala e, "
+                  "aqui, um GPT seu, treinado no texto do próprio curso."))
+    dizer(quebrar(f"Para onde ir depois: apostilas/10_treino.md, seção \"{FIM_DO_CURSO}\"."))
+
+
+if __name__ == "__main__":
+    if LICAO.args.largura % LICAO.args.cabecas:
+        print(quebrar(f"erro: --largura {LICAO.args.largura} não se divide em --cabecas "
+                      f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
+                      "Exemplo: --largura 128 --cabecas 4."), file=sys.stderr)
+        sys.exit(2)
+    if LICAO.args.amostrar:
+        sys.exit(so_amostrar(LICAO.args))
+    codigo = LICAO.rodar()
+    if codigo == 0:                                 # nem depois de uma falha nem no Ctrl+C
+        fechar_curso()
+    sys.exit(codigo)
