@@ -116,7 +116,7 @@ def test_console_legado_nao_quebra():
 
 
 def test_ctrl_c_sai_com_130_sem_traceback():
-    li = licao.Licao("99", "teste", [(1, "interrompe", False)])
+    li = licao.Licao("99", "teste", ["interrompe"])
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
 
     def interrompe(_):
@@ -126,7 +126,7 @@ def test_ctrl_c_sai_com_130_sem_traceback():
 
 
 def test_experimento_que_falha_vira_resumo_e_saida_1(capsys):
-    li = licao.Licao("99", "teste", [(1, "ok", False), (2, "quebra", False)])
+    li = licao.Licao("99", "teste", ["ok", "quebra"])
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
 
     def quebra(_):
@@ -139,7 +139,7 @@ def test_experimento_que_falha_vira_resumo_e_saida_1(capsys):
 
 
 def test_autoverificacao_que_nao_confere_sai_com_1(capsys):
-    li = licao.Licao("99", "teste", [(1, "confere", False), (2, "não confere", False)])
+    li = licao.Licao("99", "teste", ["confere", "não confere"])
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
 
     def bate(li):
@@ -561,7 +561,7 @@ CTRL_C_COM_THREADS = r"""
 import concurrent.futures, sys, time
 sys.path.insert(0, "lab")
 import console, licao
-li = licao.Licao("99", "teste", [(1, "treina em duas threads", False)])
+li = licao.Licao("99", "teste", ["treina em duas threads"])
 li.abrir(["--sem-figuras"])
 import torch
 
@@ -645,11 +645,10 @@ def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, caps
     (lab / "01_tokens.py").write_text("")
     assert licao.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
                                                None)
-    # no resumo, mesmo que a lição passe um `proxima` antigo
+    # no resumo, o próximo passo é o primeiro arquivo que existe
     monkeypatch.setattr(licao, "PASTA_LAB", lab)
     (lab / "01_tokens.py").unlink()
-    li = licao.Licao("00", "teste", [(1, "ok", False)],
-                         proxima=("lab/05_block.py", "apostilas/05_block.md"))
+    li = licao.Licao("00", "teste", ["ok"])
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
     assert li.rodar({1: lambda _: None}) == 0
     saida = capsys.readouterr().out
@@ -690,7 +689,7 @@ def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
 
 def test_licao_gpt2_passa_a_margem(monkeypatch):
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 2**28)
-    li = licao.Licao("99", "teste", [(1, "usa o GPT-2", True)])
+    li = licao.Licao("99", "teste", ["usa o GPT-2"], usa_gpt2={1})
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args(
         ["--modelo", "gpt2"])
     with pytest.raises(licao.ExperimentoPulado, match="vezes 2,5, a margem"):
