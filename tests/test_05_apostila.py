@@ -5,6 +5,12 @@ transformers, torch) e confere que a apostila diz exatamente isso. As faixas do
 experimento 2 em várias sementes usam as funções da lição (são medidas dela); no treino,
 para caber no tempo, só rodam as sementes que dão as pontas das faixas citadas (a apostila
 resume as sementes 0 a 9, medidas na máquina em que foi escrita).
+
+Em todo processador: o treino amplifica as diferenças de arredondamento entre processadores.
+Os números citados dos casos de beira (a semente 8 do exercício 2, a contagem do exercício 6)
+e um caso robusto (a semente 3) são conferidos também com os pesos perturbados muito além do
+arredondamento do float32, no início e a cada passo (o oráculo `perturbado`, abaixo); a
+solução do exercício 6 roda com os kernels de "outra CPU" (OUTRA_CPU, definida aqui).
 """
 from __future__ import annotations
 
@@ -251,17 +257,15 @@ def test_copia_do_aluno_igual_a_opcao(tmp_path, exercicio):
 
 
 def test_exercicio_2_outras_sementes(taxa_menor):
-    """Com taxa 1e-3 e 40 passos: a 0 colapsa, a 4 encolhe 47x, a 8 cai centenas de vezes e
-    volta; nas três a perda do Post-LN fica no acaso e a do Pre-LN desce."""
+    """Com taxa 1e-3 e 40 passos: a 0 colapsa, a 4 encolhe umas 47x; nas três a perda do
+    Post-LN fica no acaso e a do Pre-LN desce. (A 8, caso de beira, tem teste próprio.)"""
     pos, pre0 = taxa_menor
     assert "colapsou;" in L05.frase_gradiente("Post-LN", pos[0][1])
-    assert "caiu no máximo 47,0x" in L05.frase_gradiente("Post-LN", pos[4][1])
-    frase8 = L05.frase_gradiente("Post-LN", pos[8][1])
-    assert "mas voltou" in frase8 and 700 < L05.quedas(pos[8][1])[1] < 1000
+    assert "encolheu, mas não colapsou" in L05.frase_gradiente("Post-LN", pos[4][1])
+    assert 40 < L05.quedas(pos[4][1])[1] < 55                    # "perto de 47"
     assert all(" no acaso" in L05.frase_perda(r[2]) for r in pos.values())
     assert "aprendendo" in L05.frase_perda(pre0[2])
-    resposta("cai 47 vezes no pior passo")
-    resposta("chega a cair mais de 700 vezes e depois volta")
+    resposta("cai dezenas de vezes no pior passo (perto de 47)")
     resposta(f"de {common.num(pre0[2][0], 2)} a {common.num(pre0[2][-1], 2)} na semente 0")
 
 
@@ -317,13 +321,134 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     esperado = re.search(r"```text\n(ReLU, .*?)\n```", respostas, re.S).group(1).splitlines()
     arquivo = tmp_path / "meus_mortos.py"
     arquivo.write_text(codigo, encoding="utf-8")
-    ambiente = dict(os.environ, PYTHONPATH=str(RAIZ / "lab"), PYTHONIOENCODING="utf-8")
+    ambiente = dict(os.environ, PYTHONPATH=str(RAIZ / "lab"), PYTHONIOENCODING="utf-8",
+                    **OUTRA_CPU)  # os kernels padrão: test_exercicio_6_em_qualquer_cpu
     r = subprocess.run([sys.executable, str(arquivo)], cwd=RAIZ, capture_output=True,
                        env=ambiente, timeout=600)
     assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
     saida = r.stdout.decode("utf-8").splitlines()
-    # o 263 pode sair 262 em outro processador (a resposta diz isso): um neurônio tem a
-    # maior saída colada em zero
-    assert saida[0] in (esperado[0], esperado[0].replace("263 de", "262 de")), saida
-    assert saida[1] == esperado[1]
-    resposta("O 263 pode sair 262 no seu computador")
+    # a contagem da ReLU muda de um processador para outro (a resposta diz isso e dá a faixa)
+    assert len(saida) == 2 and saida[1] == esperado[1], saida
+    for linha in (esperado[0], saida[0]):
+        n = re.fullmatch(r"ReLU, saída de c_fc <= 0 em todo o lote: (\d+) de 5\.120 "
+                         r"\((\d+,\d) %\)", linha)
+        assert n and _perto_de_260(int(n[1])) and n[2] == common.pct(int(n[1]) / 5120)[:-2], linha
+    resposta("Em qualquer processador, a conta fica perto de 260 (a menos de 20), uns 5 % dos "
+             "neurônios; a da GELU dá zero.")
+
+
+def _perto_de_260(n):
+    return abs(n - 260) <= 20
+
+
+# ------------------------------------------------------------ o oráculo de "qualquer CPU"
+# Processadores diferentes arredondam diferente (a ordem das somas muda com o kernel, AVX2 ou
+# AVX-512, o número de threads), e não temos todos aqui. Em troca, o que a apostila cita de um
+# treino tem de resistir a perturbações maiores que esse arredondamento, no início e a cada
+# passo: cada peso vezes 1 + PERTURBACAO x N(0; 1). 1e-6 são quase 17 vezes o arredondamento do
+# float32 (2^-24). Com a versão antiga das respostas, os dois primeiros testes abaixo falhavam
+# (num Intel com AVX-512, a semente 8 e a contagem do exercício 6 mudavam de verdade).
+OUTRA_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1"}
+PERTURBACAO = 1e-6
+
+
+def _perturbar(parametros, gerador, tamanho):
+    with torch.no_grad():
+        for p in parametros:
+            p.mul_(1 + tamanho * torch.randn(p.shape, generator=gerador, dtype=p.dtype))
+
+
+@pytest.fixture
+def perturbado(monkeypatch, um_thread):
+    """treinar(pre_ln, semente, perturbacao, ativacao=None, tamanho=PERTURBACAO, **kw) ->
+    (pilha, resultado de treinar_pilha), com cada peso vezes 1 + tamanho x N(0; 1) no início e
+    depois de cada passo do Adam (perturbacao: a semente do sorteio)."""
+    original = common.Adam.step
+
+    def treinar(pre_ln, semente, perturbacao, ativacao=None, tamanho=PERTURBACAO, **kw):
+        gerador = torch.Generator().manual_seed(perturbacao)
+
+        def passo(otimizador):
+            original(otimizador)
+            _perturbar(otimizador.parametros, gerador, tamanho)
+
+        pilha = L05.nova_pilha(pre_ln, semente)
+        if ativacao is not None:
+            for bloco in pilha.h:
+                bloco.mlp.gelu = ativacao
+        _perturbar(pilha.parameters(), gerador, tamanho)
+        monkeypatch.setattr(common.Adam, "step", passo)
+        try:
+            return pilha, L05.treinar_pilha(pre_ln, semente, modelo=pilha, **kw)
+        finally:
+            monkeypatch.setattr(common.Adam, "step", original)
+    return treinar
+
+
+def test_exercicio_2_semente_8_em_qualquer_cpu(taxa_menor, perturbado):
+    """A semente 8 (taxa 1e-3, 40 passos) é de beira: o veredito do gradiente muda com o
+    processador, e a resposta não o fixa. O que ela fixa vale em todas as perturbações: a
+    perda do Post-LN no acaso, o gradiente subindo e descendo por ordens de grandeza do passo
+    20 em diante, e nenhum outro veredito além de colapsar, voltar ou encolher."""
+    corridas = [taxa_menor[0][8]] + [perturbado(False, 8, k, passos=40, lr=1e-3)[1]
+                                     for k in (1, 2)]
+    for _, g, perdas in corridas:
+        assert " no acaso" in L05.frase_perda(perdas)
+        assert max(g[20:]) > 100 * min(g[20:])
+        frase = L05.frase_gradiente("Post-LN", g)
+        assert any(v in frase for v in ("colapsou;", "mas voltou", "encolheu, mas não"))
+    # a resposta antiga ("chega a cair mais de 700 vezes e depois volta") não resiste
+    assert not all("mas voltou" in L05.frase_gradiente("Post-LN", g)
+                   and 700 < L05.quedas(g)[1] < 1000 for _, g, _ in corridas)
+    resposta("o veredito dela **muda de um processador para outro**")
+    resposta("do passo 20 em diante, o gradiente da camada 1 sobe e desce por ordens de grandeza")
+    resposta("Em todos, a perda do Post-LN termina no acaso.")
+
+
+def test_perturbacao_citada():
+    assert round(PERTURBACAO / 2 ** -24) == 17 and common.cientifico(2 ** -24, 0) == "6e-8"
+    diz("1 + 1e-6 × (um número sorteado), no início e depois de cada passo do treino (quase 17 "
+        "vezes o arredondamento do float32, que é de 2⁻²⁴ ≈ 6e-8)")
+
+
+def _maximos_de_c_fc(pilha):
+    """A maior saída de c_fc de cada neurônio num lote novo (semente 2024): (L * 128,)."""
+    saidas = []
+    ganchos = [b.mlp.c_fc.register_forward_hook(lambda _m, _e, s: saidas.append(s))
+               for b in pilha.h]
+    ids, _ = L05.lote_token_anterior(torch.Generator().manual_seed(2024))
+    with torch.no_grad():
+        pilha(ids)
+    for gancho in ganchos:
+        gancho.remove()
+    return torch.cat([s.flatten(0, 1).max(0).values for s in saidas])  # s: (B, T, 128)
+
+
+def test_exercicio_6_em_qualquer_cpu(perturbado):
+    """A contagem de ReLUs mortas muda com o processador: o treino amplifica o arredondamento
+    (uma perturbação de 1e-6 move a maior saída de alguns neurônios mais de 0,01); a faixa que
+    a resposta dá vale em todas as perturbações."""
+    relu = torch.nn.ReLU()
+    base = L05.nova_pilha(True, 0)
+    for bloco in base.h:
+        bloco.mlp.gelu = relu
+    L05.treinar_pilha(True, 0, modelo=base)
+    maximos = [_maximos_de_c_fc(base)] + [_maximos_de_c_fc(perturbado(True, 0, k, relu)[0])
+                                          for k in (1, 2)]
+    contagens = [int((m <= 0).sum()) for m in maximos]
+    assert all(_perto_de_260(n) for n in contagens), contagens
+    assert all((m - maximos[0]).abs().max() > 1e-2 for m in maximos[1:])
+    assert not all(n in (262, 263) for n in contagens), contagens  # a resposta antiga
+    resposta("Uma perturbação de 1e-6 nos pesos, no início e a cada passo, já muda a maior "
+             "saída de alguns neurônios em mais de 0,01")
+
+
+def test_semente_3_resiste_a_perturbacao(perturbado, sementes):
+    """Um caso longe dos limiares: as linhas que a resposta 1 cita da semente 3 (o Pre-LN,
+    13,5x e 2,75) saem iguais mesmo com uma perturbação dez vezes maior, 1e-5."""
+    _, g, perdas = perturbado(True, 3, 1, tamanho=1e-5)[1]
+    _, g0, perdas0 = sementes[0][3]
+    assert L05.frase_gradiente("Pre-LN", g) == L05.frase_gradiente("Pre-LN", g0)
+    assert L05.frase_perda(perdas) == L05.frase_perda(perdas0)
+    assert "13,5x" in L05.frase_gradiente("Pre-LN", g0) and "2,75" in L05.frase_perda(perdas0)
+    diz("O resto não mudou nem com uma perturbação de 1e-5.")
