@@ -1,9 +1,6 @@
-"""Lição 00 · Verificação do ambiente, antes da aula.
-
-Rode uma vez com internet (na véspera): confere versões, máquina e disco,
-baixa o GPT-2 para o cache do Hugging Face e faz uma passada de teste.
-Termina com "Pronto" ou com a lista do que corrigir (e código de saída 1).
-"""
+"""Lição 00 · Verificação do ambiente, antes da aula: rode uma vez com internet (na véspera).
+Confere versões, máquina e disco, baixa o GPT-2 para o cache do Hugging Face e faz uma passada
+de teste; termina com "Pronto" ou com a lista do que corrigir (e código de saída 1)."""
 import os
 import platform
 import shutil
@@ -13,22 +10,21 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-import common
+from licao import Licao
 
-LICAO = common.Licao(
-    "00", "Verificação do ambiente",
-    [
-        (1, "Versões do Python e das bibliotecas", False),
-        (2, "A máquina: processador, memória, disco, console", False),
-        (3, "O GPT-2 no cache (baixa se faltar e houver internet)", True),
-        (4, "Uma passada de teste pelo GPT-2", True),
-    ],
-    rotulo="Verificação",
-)
+LICAO = Licao("00", "Verificação do ambiente", [
+    "Versões do Python e das bibliotecas",
+    "A máquina: processador, memória, disco, console",
+    "O GPT-2 no cache (baixa se faltar e houver internet)",
+    "Uma passada de teste pelo GPT-2",
+], usa_gpt2={3, 4}, rotulo="Verificação")
 if __name__ == "__main__":
-    LICAO.abrir()
+    LICAO.abrir()  # a primeira linha sai antes do torch
 
-dizer, num = common.dizer, common.num
+from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
+from console import dizer, inteiro, largura, num, quebrar, tamanho, unicode_ok
+from licao import RAIZ, ExperimentoPulado
+
 PYTHON_MINIMO = (3, 10)
 AVISOS = []  # o que não impede a aula, mas vale saber
 
@@ -36,7 +32,7 @@ AVISOS = []  # o que não impede a aula, mas vale saber
 def requisitos() -> dict:
     """Versões fixadas em requirements.txt: {pacote: versão}."""
     fixadas = {}
-    arquivo = common.RAIZ / "requirements.txt"
+    arquivo = RAIZ / "requirements.txt"
     if arquivo.exists():
         for linha in arquivo.read_text(encoding="utf-8").splitlines():
             linha = linha.split("#")[0].strip()
@@ -46,11 +42,12 @@ def requisitos() -> dict:
     return fixadas
 
 
+@LICAO.experimento(1)
 def exp_versoes(licao):
     versao = sys.version_info
     dizer(f"  Python        {platform.python_version()} ({sys.executable})")
     if versao[:2] < PYTHON_MINIMO:
-        raise common.ExperimentoPulado(
+        raise ExperimentoPulado(
             f"Python {versao.major}.{versao.minor} é antigo demais; instale o 3.10 ou mais novo "
             "(python.org) e rode de novo o script de instalação.")
     fixadas = requisitos()
@@ -76,12 +73,13 @@ def exp_versoes(licao):
         AVISOS.append("versões diferentes das do lab; os números podem diferir nas "
                       "últimas casas das apostilas: " + "; ".join(diferentes))
     if faltando:
-        raise common.ExperimentoPulado(
+        raise ExperimentoPulado(
             f"faltam pacotes: {', '.join(faltando)}. Rode o script de instalação "
             "(.venv-setup.ps1 no Windows, .venv-setup.sh no Linux/macOS) e use o Python "
             "do .venv.")
 
 
+@LICAO.experimento(2)
 def exp_maquina(licao):
     import torch
 
@@ -92,27 +90,29 @@ def exp_maquina(licao):
     if torch.cuda.is_available():
         dispositivo += f"; há também GPU CUDA: {torch.cuda.get_device_name(0)} (não é usada)"
     dizer(f"  dispositivo   {dispositivo}")
-    livre = common.memoria_disponivel()
+    livre = memoria_disponivel()
     if livre is None:
         dizer("  memória       não consegui medir")
     else:
-        dizer(f"  memória       {common.tamanho(livre)} livres")
+        dizer(f"  memória       {tamanho(livre)} livres")
         if livre < 1.5 * 2**30:
             AVISOS.append("menos de 1,5 GiB de memória livre: feche programas antes da aula")
     cache = Path(os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME", "")
                  or Path.home() / ".cache" / "huggingface")
     alvo = cache if cache.exists() else Path.home()
     disco = shutil.disk_usage(alvo).free
-    dizer(f"  disco         {common.tamanho(disco)} livres em {alvo}")
+    dizer(f"  disco         {tamanho(disco)} livres em {alvo}")
     if disco < 2**30:
         AVISOS.append(f"pouco disco em {alvo}: o GPT-2 pequeno ocupa cerca de 0,5 GiB")
     codificacao = getattr(sys.stdout, "encoding", "?")
-    dizer(f"  console       codificação {codificacao}, {common.largura()} colunas")
-    if not common.unicode_ok():
+    dizer(f"  console       codificação {codificacao}, {largura()} colunas")
+    if not unicode_ok():
         AVISOS.append(f"o console usa {codificacao}: alguns símbolos aparecem como '?'. "
                       "No Windows, use o Windows Terminal ou rode 'chcp 65001' antes")
     try:
-        fig, ax = common.figura(2, 2)
+        import figuras
+
+        fig, ax = figuras.figura(2, 2)
         ax.plot([0, 1], [0, 1])
         import tempfile
 
@@ -123,23 +123,25 @@ def exp_maquina(licao):
         AVISOS.append(f"o matplotlib não conseguiu gravar uma figura ({erro})")
 
 
+@LICAO.experimento(3)
 def exp_cache(licao):
     nome = licao.args.modelo
-    if not Path(nome).exists() and nome in common.TAMANHOS_GPT2:
+    if not Path(nome).exists() and nome in TAMANHOS_GPT2:
         from huggingface_hub import try_to_load_from_cache
         from huggingface_hub.constants import HF_HUB_CACHE
 
-        arquivo = try_to_load_from_cache(common.PREFIXO_HUB + nome, "model.safetensors")
+        arquivo = try_to_load_from_cache(PREFIXO_HUB + nome, "model.safetensors")
         no_cache = isinstance(arquivo, str)
         dizer(f"  cache do Hugging Face: {HF_HUB_CACHE}")
         dizer(f"  {nome}: {'já está no cache' if no_cache else 'ainda não está no cache'}")
     inicio = time.perf_counter()
     modelo, _ = licao.gpt2()
-    n = common.contar_parametros(modelo)
-    dizer(f"  {common.inteiro(n)} parâmetros, {modelo.config.n_layer} blocos, "
+    n = sum(p.numel() for p in modelo.parameters())  # a cabeça amarrada ao wte conta uma vez
+    dizer(f"  {inteiro(n)} parâmetros, {modelo.config.n_layer} blocos, "
           f"d = {modelo.config.n_embd}; pronto em {num(time.perf_counter() - inicio, 1)} s.")
 
 
+@LICAO.experimento(4)
 def exp_passada(licao):
     import torch
 
@@ -155,18 +157,16 @@ def exp_passada(licao):
     dizer(f"  saída: logits de forma {tuple(logits.shape)} em {num(segundos, 2)} s")
     dizer(f"  token mais provável a seguir: \"{tokenizador.decode([proximo])}\"")
     if not torch.isfinite(logits).all():
-        raise common.ExperimentoPulado("a saída tem NaN ou infinito: baixe o modelo de novo")
+        raise ExperimentoPulado("a saída tem NaN ou infinito: baixe o modelo de novo")
 
-
-EXPERIMENTOS = {1: exp_versoes, 2: exp_maquina, 3: exp_cache, 4: exp_passada}
 
 if __name__ == "__main__":
-    codigo = LICAO.rodar(EXPERIMENTOS)
+    codigo = LICAO.rodar()
     if codigo == 130:
         sys.exit(codigo)
     dizer()
     for aviso in AVISOS:
-        dizer(common.quebrar(f"Aviso: {aviso}."))
+        dizer(quebrar(f"Aviso: {aviso}."))
     if codigo == 0:
         dizer("Pronto: este computador está preparado para o lab.")
     else:
@@ -174,8 +174,8 @@ if __name__ == "__main__":
         motivos = dict.fromkeys(m for _k, _t, m in LICAO.pulados + LICAO.falhos)
         for motivo in motivos:  # o motivo inteiro: a segunda linha diz o que fazer
             primeira, *resto = motivo.split("\n")
-            dizer(textwrap.fill(primeira, width=common.largura() - 1,
+            dizer(textwrap.fill(primeira, width=largura() - 1,
                                 initial_indent="  - ", subsequent_indent="    "))
             for linha in resto:
-                dizer(common.quebrar(linha, recuo=4))
+                dizer(quebrar(linha, recuo=4))
     sys.exit(codigo)

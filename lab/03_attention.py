@@ -1,51 +1,32 @@
-"""Lição 03 · Uma cabeça de atenção.
-
-Q, K e V à mão; por que dividir por raiz(d_k); a máscara causal; a atenção
-como média ponderada de V; a mesma conta do PyTorch (SDPA) e o seu custo
-quadrático; uma cabeça do GPT-2 de verdade. Leia junto: apostilas/03_attention.md.
-"""
+"""Lição 03 · Uma cabeça de atenção (leia junto: apostilas/03_attention.md): Q, K e V à
+mão; por que dividir por raiz(d_k); a máscara causal; uma média ponderada de V; o SDPA do
+PyTorch e o custo quadrático; uma cabeça do GPT-2 de verdade."""
 import functools
 import math
 import sys
-import time
 
-import common
+from licao import Licao, inteiro_entre, opcao
 
-FRASE = "The cat sat on the mat. The dog sat on the rug, and the cat slept."
-TOKENS4 = ["o", "gato", "subiu", "no"]
-
-
-def _argumentos(parser):
-    parser.add_argument("--linha", choices=TOKENS4, default="gato",
-                        help="linha do experimento 1 cujo softmax sai passo a passo "
-                        "(padrão: gato)")
-    parser.add_argument("--camada", type=int, default=4, metavar="L",
-                        help="camada da cabeça do experimento 6 (padrão: 4; a primeira é 0)")
-    parser.add_argument("--cabeca", type=int, default=11, metavar="H",
-                        help="cabeça do experimento 6 (padrão: 11; a primeira é 0)")
-
-
-LICAO = common.Licao(
-    "03", "Uma cabeça de atenção",
-    [
-        (1, "Q, K e V à mão em 4 tokens", False),
-        (2, "Por que dividir por raiz(d_k), medido", False),
-        (3, "A máscara causal: o futuro não vaza", False),
-        (4, "Uma média ponderada de V: linear em V, não em x", False),
-        (5, "Igual ao SDPA do PyTorch; o custo quadrático em T", False),
-        (6, "Uma cabeça do GPT-2 de verdade", True),
-    ],
-    proxima=("lab/04_multihead.py", "apostilas/04_multihead.md"),
-    argumentos=_argumentos,
-)
+LICAO = Licao("03", "Uma cabeça de atenção", [
+    "Q, K e V à mão em 4 tokens",
+    "Por que dividir por raiz(d_k), medido",
+    "A máscara causal: o futuro não vaza",
+    "Uma média ponderada de V: linear em V, não em x",
+    "Igual ao SDPA do PyTorch; o custo quadrático em T",
+    "Uma cabeça do GPT-2 de verdade",
+], usa_gpt2={6}, opcoes=[
+    opcao("--linha", ("o", "gato", "subiu", "no"), "gato",
+          "linha do experimento 1 cujo softmax sai passo a passo"),
+    opcao("--camada", inteiro_entre(), 4, "camada da cabeça do experimento 6; a 1ª é 0", "L"),
+    opcao("--cabeca", inteiro_entre(), 11, "cabeça do experimento 6; a 1ª é 0", "H"),
+])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+import torch.nn.functional as F
+from torch import nn
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch import nn  # noqa: E402
-
-dizer, num, cientifico = common.dizer, common.num, common.cientifico
+__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca"]
 
 
 # ============================================================ a peça
@@ -92,7 +73,14 @@ def cabeca_aleatoria(d, d_k, causal=True, semente=0):
     return Cabeca(d, d_k, causal).double()
 
 
-# ============================================================ impressão
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import figuras
+from console import Progresso, cientifico, cronometrar, dizer, inteiro, num, tamanho
+
+TOKENS4 = ["o", "gato", "subiu", "no"]
+
+
 def fmt(v, casas=2):
     return num(0.0 if round(v, casas) == 0 else v, casas)     # nunca "-0,00"
 
@@ -117,6 +105,7 @@ def abaixo(x, teto):
 # ============================================================ experimento 1
 
 
+@LICAO.experimento(1)
 def exp_a_mao(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
     sorteio = lambda *forma: torch.randn(*forma, generator=g, dtype=torch.float64).round(
@@ -178,6 +167,7 @@ def saturacao(d_k, gerador, linhas=512, chaves=16):
     return medidas
 
 
+@LICAO.experimento(2)
 def exp_escala(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
     dizer("q e k com coordenadas N(0, 1); q.k é uma soma de d_k produtos, então sua\n"
@@ -186,14 +176,14 @@ def exp_escala(licao):
     linhas = {}
     for d_k in (16, 64, 256, 1024):
         m = linhas[d_k] = saturacao(d_k, g)
-        dizer(f"  {common.inteiro(d_k):>5} {num(m['var'], 1):>10} {num(m['var'] / d_k, 2):>19}")
+        dizer(f"  {inteiro(d_k):>5} {num(m['var'], 1):>10} {num(m['var'] / d_k, 2):>19}")
     dizer(f"\nSoftmax das 16 notas, sem a escala (sem) e com ela (com). Entropia em nats\n"
           f"(uniforme = ln 16 = {num(math.log(16), 2)}; um só peso 1 = 0).\n")
     dizer(f"  {'d_k':>5} {'maior peso':>14} {'entropia':>13} {'gradiente (med.)':>19}")
     dizer(f"  {'':>5} {'sem':>6} {'com':>7} {'sem':>6} {'com':>6} {'sem':>9} {'com':>9}")
     for d_k, m in linhas.items():
         (p0, h0, g0), (p1, h1, g1) = m["sem"], m["com"]
-        dizer(f"  {common.inteiro(d_k):>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
+        dizer(f"  {inteiro(d_k):>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
               f"{cientifico(g0, 1):>9} {cientifico(g1, 1):>9}")
     razoes = [m["var"] / d for d, m in linhas.items()]
     cresce = all(0.8 < r < 1.25 for r in razoes)
@@ -209,6 +199,7 @@ def exp_escala(licao):
 
 
 # ============================================================ experimento 3
+@LICAO.experimento(3)
 def exp_mascara(licao):
     T, d, d_k = 6, 8, 4
     rotulos = [f"t{i}" for i in range(T)]
@@ -250,6 +241,7 @@ def exp_mascara(licao):
 
 
 # ============================================================ experimento 4
+@LICAO.experimento(4)
 def exp_media(licao):
     T, d, d_k = 6, 8, 4
     cab = cabeca_aleatoria(d, d_k, causal=True, semente=licao.args.semente)
@@ -286,15 +278,7 @@ def exp_media(licao):
 
 
 # ============================================================ experimento 5
-def cronometrar(funcao, repeticoes=3):
-    tempos = []
-    for _ in range(repeticoes):
-        inicio = time.perf_counter()
-        funcao()
-        tempos.append(time.perf_counter() - inicio)
-    return min(tempos)
-
-
+@LICAO.experimento(5)
 def exp_sdpa(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
     for tipo, teto in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
@@ -316,7 +300,7 @@ def exp_sdpa(licao):
     dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>9} {'razão':>6} "
           f"{'SDPA':>9}")
     Ts, nossos, sdpas = [256, 512, 1024, 2048, 4096], [], []
-    with common.Progresso(len(Ts), "medindo o tempo") as barra:
+    with Progresso(len(Ts), "medindo o tempo") as barra:
         for T in Ts:
             q, k, v = (torch.randn(1, 1, T, 64, generator=g) for _ in range(3))
             n = 7 if T <= 1024 else 3                           # o menor de n: menos ruído
@@ -327,21 +311,21 @@ def exp_sdpa(licao):
     for i, T in enumerate(Ts):
         razao_b = "" if i == 0 else num(T * T / Ts[i - 1] ** 2, 2)
         razao_t = "" if i == 0 else num(nossos[i] / nossos[i - 1], 1)
-        dizer(f"  {common.inteiro(T):>5} {common.tamanho(4 * T * T):>13} {razao_b:>6} "
+        dizer(f"  {inteiro(T):>5} {tamanho(4 * T * T):>13} {razao_b:>6} "
               f"{num(1000 * nossos[i], 1):>6} ms {razao_t:>6} {num(1000 * sdpas[i], 1):>6} ms")
     dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes). O tempo, para T\n"
           "grande, cresce na mesma ordem: razão perto de 4, ou mais quando a matriz\n"
           "deixa de caber no cache do processador (varia de máquina para máquina).\n"
           f"Com 12 cabeças e T = 1.024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
-          f"dessas: {common.tamanho(12 * 4 * 1024 ** 2)}.")
+          f"dessas: {tamanho(12 * 4 * 1024 ** 2)}.")
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura(margens=(0.8, 0.15, 0.55, 0.35))
+    fig, ax = figuras.figura(margens=(0.8, 0.15, 0.55, 0.35))
     ax.plot(Ts, nossos, "o-", label="nossa atenção")
     ax.plot(Ts, sdpas, "s-", label="SDPA do PyTorch")
     ax.plot(Ts, [nossos[-1] * (T / Ts[-1]) ** 2 for T in Ts], "k:", label="proporcional a T²")
-    common.escala_log(ax)
-    common.escala_log(ax, eixo="x")
+    figuras.escala_log(ax)
+    figuras.escala_log(ax, eixo="x")
     ax.set(xlabel="T (tokens)", ylabel="tempo (s)", title="Atenção de uma cabeça: tempo x T")
     ax.legend()
     ax.grid(alpha=0.3)
@@ -401,10 +385,12 @@ def mapa_ascii(pesos, rotulos):
     return "\n".join(linhas)
 
 
+FRASE = "The cat sat on the mat. The dog sat on the rug, and the cat slept."
 MAX_T = 32
 TELA = 27  # linhas de uma tela de projetor (30), fora o "(continuação)" e o aviso da pausa
 
 
+@LICAO.experimento(6)
 def exp_gpt2(licao):
     modelo, tok = licao.gpt2()
     cfg = modelo.config
@@ -436,7 +422,7 @@ def exp_gpt2(licao):
         dizer("Esta cabeça espalha a atenção: nenhum dos três padrões passa de 0,5.")
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura(7, 6.2, margens=(1.0, 0.2, 1.0, 0.4))
+    fig, ax = figuras.figura(7, 6.2, margens=(1.0, 0.2, 1.0, 0.4))
     ax.imshow(pesos.numpy(), cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(len(rotulos)), rotulos, rotation=90, fontsize=8)
     ax.set_yticks(range(len(rotulos)), rotulos, fontsize=8)
@@ -445,8 +431,5 @@ def exp_gpt2(licao):
     licao.salvar_figura(fig, "03_cabeca_gpt2.png")
 
 
-EXPERIMENTOS = {1: exp_a_mao, 2: exp_escala, 3: exp_mascara, 4: exp_media, 5: exp_sdpa,
-                6: exp_gpt2}
-
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(LICAO.rodar())

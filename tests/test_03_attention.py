@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, rodar_script, ENCANAMENTO, pasta_da_sessao
 
 L03 = common.importar_licao("03_attention")
 
@@ -131,7 +131,7 @@ def test_notas_de_padrao_numa_cabeca_construida():
 # ------------------------------------------------------------ a lição inteira
 @pytest.fixture(scope="module")
 def inteira(gpt2_pequeno, tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("figuras03")
+    pasta = pasta_da_sessao("figuras03")
     return rodar_script("03_attention.py", "--figuras", str(pasta),
                         env={"LAB_MODELO": str(gpt2_pequeno)}), pasta
 
@@ -142,7 +142,7 @@ def test_licao_inteira_com_modelo(inteira):
     assert "Traceback" not in r.saida + r.erros
     for k in range(1, 7):
         assert f"Experimento {k}/6 · " in r.saida
-    assert "6 de 6 experimento(s) rodaram" in r.saida
+    assert "6 de 6 experimentos rodaram" in r.saida
     assert sorted(p.name for p in pasta.glob("*.png")) == [
         "03_cabeca_gpt2.png", "03_custo_quadratico.png"]
     assert "Próximo passo: lab/04_multihead.py" in r.saida
@@ -166,7 +166,7 @@ def test_sem_modelo_explica_e_segue(tmp_path):
                      env={"LAB_MODELO": str(tmp_path / "nada"), "COLUMNS": "60"})
     assert r.returncode == 1
     assert "Traceback" not in r.saida + r.erros
-    assert "PULADO: não há pasta" in r.saida and "1 de 2 experimento(s) rodaram" in r.saida
+    assert "PULADO: não há pasta" in r.saida and "1 de 2 experimentos rodou" in r.saida
 
 
 def test_primeira_linha_antes_do_torch():
@@ -180,6 +180,7 @@ def test_primeira_linha_antes_do_torch():
     assert titulo < torch_import
 
 
+@pytest.mark.cpus
 def test_sdpa_com_a_mascara_trocada_zera_a_linha_proibida():
     """O que a apostila diz do experimento 5: a última linha, toda proibida, sai zero no SDPA
     (e NaN na nossa versão, que usa -inf)."""
@@ -228,8 +229,8 @@ def copia_do_lab(tmp_path, script, de, para):
 
     lab = tmp_path / "lab"
     lab.mkdir()
-    for nome in ("common.py", "03_attention.py", "04_multihead.py"):
-        shutil.copy(RAIZ / "lab" / nome, lab / nome)
+    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "03_attention.py", RAIZ / "lab" / "04_multihead.py"]:
+        shutil.copy(arquivo, lab / arquivo.name)
     original = (RAIZ / "lab" / script).read_text(encoding="utf-8")
     assert original.count(de) == 1, de
     copia = lab / f"meu_{script[:2]}.py"
@@ -262,6 +263,7 @@ def test_exercicios_de_codigo_tem_resposta_fechada():
         assert f"**{k}. " in r, f"sem resposta para o exercício {k}"
 
 
+@pytest.mark.cpus
 def test_resposta_1_coordenada_de_y_o():
     """0,65 com os pesos arredondados da tela, 0,64 com todas as casas (a tabela Y)."""
     g = torch.Generator().manual_seed(0)
@@ -277,6 +279,7 @@ def test_resposta_1_coordenada_de_y_o():
     assert "a conta dá 0,65" in r and "0,64, o número da tabela Y" in r
 
 
+@pytest.mark.cpus
 def test_resposta_2_sem_a_escala(tmp_path):
     copia = copia_do_lab(tmp_path, "03_attention.py", " / math.sqrt(q.shape[-1])", "")
     codigo, saida = rodar_copia(copia, "--so", "1", "--sem-figuras")
@@ -292,6 +295,7 @@ def test_resposta_2_sem_a_escala(tmp_path):
     assert codigo == 0 and sem_tempos(saida) == sem_tempos(original.saida)
 
 
+@pytest.mark.cpus
 def test_resposta_3_mascara_de_menos_1e9(tmp_path):
     copia = copia_do_lab(tmp_path, "03_attention.py",
                          'notas.masked_fill(futuro(T, q.device, S), float("-inf"))',
@@ -303,6 +307,7 @@ def test_resposta_3_mascara_de_menos_1e9(tmp_path):
     assert math.exp(-1e9) == 0.0 and torch.tensor(-1e9, dtype=torch.float64).exp() == 0
 
 
+@pytest.mark.cpus
 def test_respostas_4_e_5_rodam_e_imprimem_o_que_a_apostila_diz():
     blocos = blocos_python_com_saida(respostas(APOSTILA))
     assert len(blocos) == 2

@@ -13,7 +13,7 @@ from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
 import common
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ, rodar_script, ENCANAMENTO, pasta_da_sessao
 
 L04 = common.importar_licao("04_multihead")
 
@@ -198,7 +198,7 @@ def test_duas_cabecas_separam_e_uma_faz_a_media():
 # ------------------------------------------------------------ a lição inteira
 @pytest.fixture(scope="module")
 def inteira(gpt2_pequeno, tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("figuras04")
+    pasta = pasta_da_sessao("figuras04")
     return rodar_script("04_multihead.py", "--figuras", str(pasta),
                         env={"LAB_MODELO": str(gpt2_pequeno)}), pasta
 
@@ -209,7 +209,7 @@ def test_licao_inteira_com_modelo(inteira):
     assert "Traceback" not in r.saida + r.erros
     for k in range(1, 7):
         assert f"Experimento {k}/6 · " in r.saida
-    assert "6 de 6 experimento(s) rodaram" in r.saida
+    assert "6 de 6 experimentos rodaram" in r.saida
     assert sorted(p.name for p in pasta.glob("*.png")) == ["04_cabecas_camada.png",
                                                            "04_inducao.png"]
     assert "Próximo passo: lab/05_block.py" in r.saida
@@ -229,7 +229,7 @@ def test_sem_modelo_explica_e_segue(tmp_path):
     assert "Traceback" not in r.saida + r.erros
     assert r.saida.count("PULADO: não há pasta") == 2
     assert "comparo com uma GPT2Attention de pesos aleatórios" in " ".join(r.saida.split())
-    assert "4 de 6 experimento(s) rodaram" in r.saida
+    assert "4 de 6 experimentos rodaram" in r.saida
 
 
 def test_importar_a_04_e_barato_e_nao_roda_nada():
@@ -284,8 +284,8 @@ def _respostas() -> str:
 def _copia(tmp_path, de, para):
     lab = tmp_path / "lab"
     lab.mkdir()
-    for nome in ("common.py", "03_attention.py", "04_multihead.py"):
-        shutil.copy(RAIZ / "lab" / nome, lab / nome)
+    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "03_attention.py", RAIZ / "lab" / "04_multihead.py"]:
+        shutil.copy(arquivo, lab / arquivo.name)
     original = (RAIZ / "lab" / "04_multihead.py").read_text(encoding="utf-8")
     for a, b in zip(de, para):
         assert original.count(a) == 1, a
@@ -336,6 +336,7 @@ def test_resposta_1_formas_medidas():
         assert re.search(re.escape(nome) + r"\s+" + re.escape(str(tuple(t.shape))), r), nome
 
 
+@pytest.mark.cpus
 def test_resposta_2_juntar_sem_transpose(tmp_path):
     copia = _copia(tmp_path, ["return y.transpose(1, 2).reshape(B, T, h * dh)"],
                    ["return y.reshape(B, T, h * dh)"])

@@ -389,7 +389,7 @@ def test_licao_inteira_com_modelo(gpt2_pequeno, tmp_path):
     assert "Traceback" not in r.saida + r.erros
     for k in range(1, 7):
         assert f"Experimento {k}/6 · " in r.saida
-    assert "6 de 6 experimento(s) rodaram" in r.saida
+    assert "6 de 6 experimentos rodaram" in r.saida
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
         "05_gelu_relu.png", "05_logit_lens.png", "05_norma_residual.png", "05_pre_post_ln.png"]
 
@@ -401,7 +401,7 @@ def test_licao_sem_modelo_explica_e_segue(tmp_path):
     assert "Traceback" not in r.saida + r.erros
     assert r.saida.count("PULADO: não há pasta") == 2
     assert "Contagem da configuração do gpt2 (sem baixar pesos)" in r.saida
-    assert "1 de 3 experimento(s) rodaram" in r.saida
+    assert "1 de 3 experimentos rodou" in r.saida
 
 
 def test_caminho_longo_do_modelo_cabe_em_80_colunas(gpt2_pequeno, tmp_path):

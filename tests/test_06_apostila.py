@@ -175,6 +175,7 @@ def test_resposta_4_mensagem_no_gpt2():
     diz("no `transformers` vem 768 × 3.072 e o nosso `nn.Linear` espera 3.072 × 768")
 
 
+@pytest.mark.cpus
 def test_resposta_4_copia_sem_transpor_c_proj(gpt2_pequeno, tmp_path):
     codigo, saida = _rodar(_copia_do_aluno(tmp_path, "attn.c_proj"), gpt2_pequeno)
     assert codigo == 1, saida

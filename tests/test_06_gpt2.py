@@ -440,7 +440,7 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno):
                      "Mesmos tokens? sim",
                      "Nosso GPT2 = GPT2LMHeadModel do transformers = fórmula, nos quatro: sim.",
                      "Modelo escolhido: ", "10 tokens gulosos, nosso = transformers? sim:",
-                     "5 de 5 experimento(s) rodaram."):
+                     "5 de 5 experimentos rodaram."):
         assert esperado in r.saida, esperado
     assert "NÃO" not in r.saida
     assert "acabaram de rodar" not in r.saida          # não é do tamanho do gpt2
@@ -483,7 +483,7 @@ def test_sem_modelo_explica_e_roda_o_resto(tmp_path):
     assert r.returncode == 1, tudo
     assert "Traceback" not in tudo
     assert r.saida.count("PULADO: não há pasta") == 4      # experimentos 1, 2, 3 e 5
-    assert "1 de 5 experimento(s) rodaram." in r.saida
+    assert "1 de 5 experimentos rodou." in r.saida
     assert "1.557.611.200" in r.saida
     assert (figuras / "06_tamanhos.png").stat().st_size > 10_000
 

@@ -183,6 +183,7 @@ def test_generate_sem_top_k_explicito_usa_50(pequeno):
     assert deles.tolist() == saidas[50].tolist() != saidas[0].tolist()
 
 
+@pytest.mark.cpus
 def test_sortear_so_os_sobreviventes_da_outro_texto(pequeno):
     """O que a apostila afirma: renumerar os sobreviventes também é um sorteio correto,
     mas gasta os números aleatórios de outro jeito (mesma semente, outro texto)."""
@@ -323,7 +324,7 @@ def test_roda_inteiro_com_o_modelo_pequeno(gpt2_pequeno, tmp_path):
                      "-> os mesmos\n", "Semente 0 de novo: o mesmo texto, token a token.",
                      "= fórmula", "Causal: o cache é a conta certa.",
                      "o K guardado fica velho a partir da camada 2",
-                     "7 de 7 experimento(s) rodaram.",
+                     "7 de 7 experimentos rodaram.",
                      "Próximo passo: lab/08_since_2017.py"):
         assert esperado in r.saida, esperado
     assert "NÃO" not in r.saida
@@ -375,6 +376,7 @@ def diz(trecho: str):
     assert trecho in TEXTO, f"a apostila deveria dizer: {trecho!r}"
 
 
+@pytest.mark.cpus
 def test_resposta_1_probabilidades_a_mao():
     z = list(licao.BRINQUEDO.values())
     assert z == [3.0, 2.2, 1.4, 1.4, 0.6, -0.6, -1.6, -3.0]          # os do enunciado
@@ -390,6 +392,7 @@ def test_resposta_1_probabilidades_a_mao():
     diz(f"no segundo token ({common.pct(acumulada[1])}): com top-p 0,7 ficam **{ficam}**")
 
 
+@pytest.mark.cpus
 def test_resposta_2_temperatura_nao_muda_o_top_k_e_muda_o_top_p():
     z = torch.tensor(list(licao.BRINQUEDO.values()), dtype=torch.float64)
     aleatorios = logits_aleatorios(B=1, V=300, semente=3)[0]
@@ -403,6 +406,7 @@ def test_resposta_2_temperatura_nao_muda_o_top_k_e_muda_o_top_p():
     diz(f"*T* = 0,5 e depois top-p 0,9 deixa {antes} tokens, contra {depois} em *T* = 1")
 
 
+@pytest.mark.cpus
 def test_resposta_3_temperatura_baixa_e_empates():
     # T = 0,01: o segundo colocado fica com e^(-delta/T) vezes a probabilidade do primeiro
     quase = (torch.tensor([0.0, -0.01], dtype=torch.float64) / 0.01).softmax(-1)
@@ -454,6 +458,7 @@ def test_resposta_5_o_que_cresce_com_n():
         "*S* = 1.024")
 
 
+@pytest.mark.cpus
 def test_resposta_6_sobreviventes_renumerados_tem_as_mesmas_probabilidades():
     logits = logits_aleatorios(B=1, V=300, semente=5)
     cortados = licao.filtrar_top_p(licao.filtrar_top_k(logits, 40), 0.9)

@@ -495,7 +495,7 @@ def test_script_inteiro_rapido(tmp_path):
     r = rodar_script(SCRIPT, "--rapido", "--figuras", str(tmp_path))
     assert r.returncode == 0, r.saida + r.erros
     assert "Traceback" not in r.saida + r.erros
-    assert "9 de 9 experimento(s) rodaram." in r.saida
+    assert "9 de 9 experimentos rodaram." in r.saida
     assert (tmp_path / "08_aquecimento.png").stat().st_size > 10_000
     assert "É o mesmo bloco: o que sobra é o arredondamento do float32." in r.saida
     longas = [x for x in r.saida.splitlines()                          # COLUMNS=80

@@ -15,10 +15,16 @@ import sys
 import numpy as np
 import pytest
 
-import common
-from conftest import RAIZ, ambiente_de_aluno, rodar_script
+from console import cientifico, num
+from conftest import ENCANAMENTO, RAIZ, ambiente_de_aluno, pasta_da_sessao, rodar_script
+from licao import importar_licao
 
-licao = common.importar_licao("09_scaling")
+licao = importar_licao("09_scaling")
+L06 = importar_licao("06_gpt2")          # o GPT2 que a lição conta
+
+
+def parametros(modelo) -> int:
+    return sum(p.numel() for p in modelo.parameters())   # o peso amarrado conta uma vez
 
 # Constantes do reajuste (Besiroglu et al. 2024), copiadas de FACTS.md, não da lição.
 E, A, B, ALFA, BETA = 1.8172, 482.01, 2085.43, 0.3478, 0.3658
@@ -39,12 +45,26 @@ def test_flops_com_pesos_de_verdade_batem_com_a_conta_fechada():
 
     torch.manual_seed(0)
     L, d, h, V, T = 2, 64, 4, 100, 16
-    modelo = licao.GPTMinimo(L, d, h, V, posicoes=32)
+    modelo = L06.GPT2(L, d, h, V, posicoes=32)
     assert next(modelo.parameters()).device.type == "cpu"
     ida = licao.flops_por_token(modelo, T, treino=False)
     ida_e_volta = licao.flops_por_token(modelo, T, treino=True)
     assert ida == flops_fechados(L, d, V, T)
     assert ida_e_volta == 3 * ida               # backward = 2 x forward, exatamente
+    assert licao.flops_ida_e_volta(modelo, T) == (ida * T, 2 * ida * T)
+
+
+def test_contar_o_treino_nao_mexe_nos_gradientes():
+    """Uma lição que treina (a 10) conta os FLOPs do próprio modelo antes de treinar: a
+    contagem não pode deixar gradientes nos pesos (o otimizador os usaria)."""
+    import torch
+
+    torch.manual_seed(0)
+    modelo = L06.GPT2(2, 32, 2, 50, posicoes=16)
+    antes = {n: p.detach().clone() for n, p in modelo.named_parameters()}
+    licao.flops_por_token(modelo, 8, treino=True)
+    assert all(p.grad is None for p in modelo.parameters())
+    assert all(torch.equal(p, antes[n]) for n, p in modelo.named_parameters())
 
 
 def test_flops_iguais_aos_do_gpt2_do_transformers():
@@ -60,10 +80,10 @@ def test_flops_iguais_aos_do_gpt2_do_transformers():
     with torch.no_grad():
         ida_hf = licao.contar_flops(lambda: hf(ids))
     total_hf = licao.contar_flops(lambda: hf(ids, labels=ids).loss.backward())
-    nosso = licao.GPTMinimo(L, d, h, V, posicoes=32)
+    nosso = L06.GPT2(L, d, h, V, posicoes=32)
     assert ida_hf == licao.flops_por_token(nosso, T, treino=False) * T
     assert total_hf == licao.flops_por_token(nosso, T, treino=True) * T
-    assert common.contar_parametros(hf) == common.contar_parametros(nosso)
+    assert parametros(hf) == parametros(nosso)
 
 
 def test_sdpa_na_cpu_esconde_a_atencao_do_contador():
@@ -86,8 +106,8 @@ def test_gpt2_pequeno_em_meta_da_2N_e_6N():
     import torch
 
     with torch.device("meta"):
-        modelo = licao.GPTMinimo()
-    N = common.contar_parametros(modelo)
+        modelo = L06.GPT2()
+    N = parametros(modelo)
     assert N == 124_439_808                                   # FACTS.md
     ida1 = licao.flops_por_token(modelo, 1, treino=False)
     total1 = licao.flops_por_token(modelo, 1, treino=True)
@@ -118,6 +138,14 @@ def test_regua_contra_facts():
     assert D / N == 1875
     assert round(D / N / 20) == 94
     assert modelos["Chinchilla"][0] / N == pytest.approx(8.75)   # ~9x mais barato por token
+    assert licao.custo_inferencia(N) == 2 * N == 1.6e10
+    assert licao.custo_inferencia(N, 1e12) == 2 * N * 1e12
+    # o empate do experimento 2, à mão: (7,20e23 - 5,88e23) / (2 x (70 - 8) x 1e9)
+    Nc, Dc = modelos["Chinchilla"]
+    empate = licao.tokens_de_empate(Nc, Dc, N, D)
+    assert empate == pytest.approx((6 * N * D - 6 * Nc * Dc) / (2 * (Nc - N)))
+    assert cientifico(empate) == "1,06e12"
+    assert 6 * Nc * Dc + 2 * Nc * empate == pytest.approx(6 * N * D + 2 * N * empate)
 
 
 # ------------------------------------------------------------ experimentos 3 e 4
@@ -217,18 +245,22 @@ def test_demanda_que_torna_otimo_inverte_a_busca():
     assert licao.n_minimo(alvo) < N                            # e nunca abaixo do mínimo
 
 
-def test_ler_numero():
-    assert licao._ler_numero("1e13") == 1e13
-    assert licao._ler_numero(" 2,5e12 ") == 2.5e12
-    assert licao._ler_numero("1_000") == 1000
-    for ruim in ("abc", "-1", "inf", "nan", "", "1,2,3"):
-        assert licao._ler_numero(ruim) is None
+def test_ler_volume_do_modo_interativo():
+    """O modo interativo lê com o mesmo validador das opções (licao.real_entre)."""
+    import argparse
+
+    ler = licao.LER_VOLUME
+    assert ler("1e13") == 1e13 and ler(" 2,5e12 ") == 2.5e12 and ler("1_000") == 1000
+    assert ler("10T") == 1e13 and ler("1,4T") == 1.4e12 and ler("0") == 0
+    for ruim in ("abc", "-1", "inf", "nan", "", "1,2,3", "2e30"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            ler(ruim)
 
 
 # ------------------------------------------------------------ o script de ponta a ponta
 @pytest.fixture(scope="module")
 def execucao_completa(tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("licao09")
+    pasta = pasta_da_sessao("licao09")
     r = rodar_script("09_scaling.py", "--figuras", str(pasta / "fig"),
                      env={"LAB_MODELO": str(pasta / "nada")})
     return r, pasta / "fig"
@@ -246,7 +278,7 @@ def test_script_inteiro(execucao_completa):
     assert "Traceback" not in saida
     for k in range(1, 7):
         assert f"Experimento {k}/6" in r.saida
-    assert "6 de 6 experimento(s) rodaram." in r.saida
+    assert "6 de 6 experimentos rodaram." in r.saida
     for nome in ("09_kaplan_chinchilla.png", "09_iso_flop.png", "09_inferencia.png"):
         assert (figuras / nome).stat().st_size > 10_000
     linhas = r.saida.splitlines()
@@ -282,21 +314,27 @@ def test_tokens_inferencia_muda_a_varredura():
     assert "N ótimo 8,75B" in r.saida
 
 
-def test_tipo_da_opcao():
-    import argparse
+def test_tokens_inferencia_com_sufixo_da_o_mesmo_que_em_notacao_cientifica():
+    """A saída escreve 100T, 8,75B: a opção aceita o mesmo jeito de escrever."""
+    r = rodar_script("09_scaling.py", "--so", "5", "--sem-figuras", "--tokens-inferencia",
+                     "100T")
+    assert r.returncode == 0, r.erros
+    assert "Varredura em N com 1,00e14 tokens de inferência" in r.saida
+    assert "N ótimo 8,75B" in r.saida
 
-    assert licao._tokens("2,5e12") == 2.5e12
-    with pytest.raises(argparse.ArgumentTypeError, match="não é um número de tokens"):
-        licao._tokens("muitos")
 
-
-@pytest.mark.parametrize("valor", ["abc", "-1", "inf", "1e300", "2e30"])
-def test_tokens_inferencia_invalido(valor):
+@pytest.mark.parametrize("valor, motivo", [
+    ("abc", "'abc' não é um número; exemplo: --tokens-inferencia 1e13"),
+    ("-1", "-1 está fora do intervalo; use um número entre 0 e 1e30"),
+    ("inf", "inf está fora do intervalo"), ("1e300", "1e300 está fora do intervalo"),
+    ("2e30", "2e30 está fora do intervalo"), ("3X", "'3X' não é um número")])
+def test_tokens_inferencia_invalido(valor, motivo):
     r = rodar_script("09_scaling.py", f"--tokens-inferencia={valor}")
     assert r.returncode == 2
-    assert ("não é um número de tokens" in r.erros) != ("é demais" in r.erros)
+    assert motivo in " ".join(r.erros.split())                 # a mensagem quebra em 80
     assert "Traceback" not in r.saida + r.erros
     assert "carregando o PyTorch" not in r.saida               # falhou antes do torch
+    assert max(len(x) for x in r.erros.splitlines()) <= 80
 
 
 def test_interativo_aguenta_entrada_ruim_e_fim_de_arquivo():
@@ -305,7 +343,8 @@ def test_interativo_aguenta_entrada_ruim_e_fim_de_arquivo():
     assert r.returncode == 0, r.erros
     assert "Traceback" not in r.saida + r.erros
     assert "Modo interativo" in r.saida
-    assert "Não entendi 'abc'" in r.saida and "Não entendi '-3'" in r.saida
+    assert "'abc' não é um número; exemplo: 1e13 ou 10T." in r.saida
+    assert "-3 está fora do intervalo; use um número entre 0 e 1e30" in r.saida
     assert "Com 1,00e15 tokens de inferência: N ótimo 6,77B" in r.saida
     assert "Com 1,00e30 tokens de inferência" in r.saida
 
@@ -314,7 +353,7 @@ def test_interativo_recusa_volume_que_estoura_as_contas():
     r = rodar_script("09_scaling.py", "--so", "5", "--sem-figuras", "--interativo",
                      entrada="1e300\n1e30\n\n")
     assert r.returncode == 0, r.saida + r.erros
-    assert "'1e300' é demais" in r.saida and "FALHOU" not in r.saida
+    assert "1e300 está fora do intervalo" in r.saida and "FALHOU" not in r.saida
     assert "Com 1,00e30 tokens de inferência" in r.saida
 
 
@@ -362,7 +401,8 @@ def test_ajuda_em_portugues():
     r = rodar_script("09_scaling.py", "--help")
     assert r.returncode == 0
     assert "--tokens-inferencia" in r.saida and "--interativo" in r.saida
-    assert "tokens que o modelo vai servir" in r.saida
+    assert "tokens servidos na vida útil" in r.saida
+    assert "--seu-modelo N D " in r.saida and "[N D ...]" not in r.saida   # dois, não "N ou mais"
 
 
 # ------------------------------------------------------------ exercícios e fechamento
@@ -394,18 +434,28 @@ def test_seu_modelo_na_regua_contra_a_conta_fechada():
     assert r.returncode == 0, r.erros
     linha = next(x for x in r.saida.splitlines() if x.startswith("  seu modelo"))
     N, D = 1e9, 100e9                                    # a resposta 1: 6ND e 2N à mão
-    assert linha.split()[-2:] == [common.cientifico(6 * N * D), common.cientifico(2 * N)]
+    assert linha.split()[-2:] == [cientifico(6 * N * D), cientifico(2 * N)]
     assert linha.split()[-3] == "100"                    # D/N
     assert "6·10²⁰ FLOPs" in respostas() and "2·10⁹" in respostas()
+    r = rodar_script("09_scaling.py", "--so", "2", "--sem-figuras", "--seu-modelo",
+                     "1B", "100B")                       # como a régua os escreve
+    assert r.returncode == 0, r.erros
+    assert linha in r.saida.splitlines()
 
 
-@pytest.mark.parametrize("args", [["1e9"], ["0", "1e9"], ["1e9", "abc"], ["1", "2", "3"]])
-def test_seu_modelo_invalido(args):
+@pytest.mark.parametrize("args, motivo", [
+    (["1e9"], "opção --seu-modelo: esperava 2 valores"),
+    (["0", "1e9"], "0 está fora do intervalo; use um número maior que 0 e até 1e30"),
+    (["1e9", "abc"], "'abc' não é um número; exemplo: --seu-modelo 1B 100B"),
+    (["1", "2", "3"], "argumentos desconhecidos: 3")])
+def test_seu_modelo_invalido(args, motivo):
     r = rodar_script("09_scaling.py", "--so", "2", "--seu-modelo", *args)
     assert r.returncode == 2
-    assert "--seu-modelo" in r.erros and "Traceback" not in r.saida + r.erros
+    assert motivo in " ".join(r.erros.split()) and "Traceback" not in r.saida + r.erros
+    assert "--seu-modelo N D" in r.erros                 # o uso diz: dois números
     assert "expected" not in r.erros                     # em português
     assert "carregando o PyTorch" not in r.saida
+    assert max(len(x) for x in r.erros.splitlines()) <= 80
 
 
 def test_respostas_3_e_4_sao_as_contas_das_leis():
@@ -424,7 +474,7 @@ def test_respostas_3_e_4_sao_as_contas_das_leis():
     razoes = [d / n for n, d in e10]
     assert [round(razoes[0]), round(razoes[1], 1), round(razoes[2])] == [40, 92.6, 153]
     assert "cerca de 40 tokens" in texto and "92,6" in texto and "153 em 10²⁶" in texto
-    assert common.num((0.34 - 0.28) / 0.62, 3) == "0,097" and "+0,097" in texto
+    assert num((0.34 - 0.28) / 0.62, 3) == "0,097" and "+0,097" in texto
 
 
 def REAJUSTE_OTIMO(C):
@@ -461,9 +511,58 @@ def test_o_curso_fecha_no_fim(execucao_completa):
     linhas = r.saida.splitlines()
     resumo = linhas.index("Resumo")
     fim = "\n".join(linhas[resumo:])
+    if sorted((RAIZ / "lab").glob("1[0-9]_*.py")):      # a lição 10 já chegou: ela é o fim
+        assert "Próximo passo: lab/10_" in fim and "Fim do curso" not in fim
+        return
     assert "Próximo passo" not in r.saida                # não há lição 10
     assert "Fim do curso." in fim and licao.FIM_DO_CURSO.split(":")[0] in fim
     assert f"## {licao.FIM_DO_CURSO}\n" in APOSTILA       # a seção que a saída aponta
     for peca in ("tokens", "embeddings", "atenção", "multicabeça", "bloco", "GPT-2",
                  "cache KV", "bloco moderno"):
         assert peca in fim.replace("\n", " "), peca
+
+
+def lab_temporario(tmp_path, com_a_10=False, de=None, para=None):
+    """Uma raiz de lab temporária: o encanamento, as lições de que a 09 depende e a 09
+    (modificada por substituição de texto, se de/para), com ou sem uma lição 10 ao lado."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for arquivo in [*ENCANAMENTO, *sorted((RAIZ / "lab").glob("0[3-6]_*.py"))]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    texto = (RAIZ / "lab" / "09_scaling.py").read_text(encoding="utf-8")
+    if de:
+        assert texto.count(de) == 1, de
+        texto = texto.replace(de, para)
+    (lab / "09_scaling.py").write_text(texto, encoding="utf-8")
+    if com_a_10:
+        (lab / "10_treino.py").write_text("print('a lição 10')\n", encoding="utf-8")
+    return lab / "09_scaling.py"
+
+
+def rodar_no_lab(script, *args):
+    r = subprocess.run([sys.executable, str(script), *args], cwd=script.parent.parent,
+                       capture_output=True, timeout=240, env=ambiente_de_aluno())
+    return r.returncode, r.stdout.decode("cp1252", "replace")
+
+
+def test_com_uma_licao_10_no_disco_o_fim_e_o_proximo_passo(tmp_path):
+    """Quando a lição 10 existir, a 09 deixa de fechar o curso: o resumo aponta para a 10
+    e nenhuma linha diz "Fim do curso" (era a 09 dizendo as duas coisas)."""
+    codigo, saida = rodar_no_lab(lab_temporario(tmp_path, com_a_10=True), "--so", "2")
+    assert codigo == 0, saida
+    assert "Próximo passo: lab/10_treino.py (leia apostilas/10_treino.md)." in saida
+    assert "Fim do curso" not in saida and "ainda está sendo escrita" not in saida
+
+
+def test_depois_de_uma_falha_nao_fecha_o_curso(tmp_path):
+    """Um erro num experimento (numa cópia do aluno): o resumo manda corrigir, com o
+    arquivo e a linha; nem "Próximo passo" nem "Fim do curso" depois disso."""
+    copia = lab_temporario(tmp_path, de="    linhas = [(nome, str(ano), N, D)",
+                           para="    linhas = [(nome, str(ano), N, D, None)")
+    codigo, saida = rodar_no_lab(copia, "--so", "2")
+    assert codigo == 1, saida
+    assert "FALHOU: ValueError" in saida and "09_scaling.py:" in saida
+    assert "Corrija o que falhou" in saida
+    assert "Fim do curso" not in saida and "Próximo passo" not in saida

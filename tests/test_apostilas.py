@@ -8,16 +8,17 @@ que tem script lab/NN_nome.py:
   logo antes de um bloco ```text é saída real: cada linha dele (menos as
   linhas `...`, que marcam um trecho omitido) aparece, na mesma ordem, na saída do
   script rodado com esses argumentos e --sem-figuras;
-- e, nas lições que fazem contas no PyTorch, as mesmas linhas saem idênticas em
-  "outra CPU": com os kernels genéricos do
-  PyTorch (ATEN_CPU_CAPABILITY=default), o MKL no modo reproduzível
-  (MKL_CBWR=COMPATIBLE) e uma thread só (OMP_NUM_THREADS=1). Um número que muda
-  aqui é ruído de arredondamento impresso como dígito: imprima um limite ("< 1e-12").
+- e, nas lições que fazem contas no PyTorch, as mesmas linhas saem idênticas em cada
+  variante de CPU de ferramentas/cpus.py (os kernels genéricos do PyTorch, os de AVX2
+  onde o padrão é outro, o MKL no modo reproduzível, duas threads de conta). Um número
+  que muda aqui é ruído de arredondamento impresso como dígito: imprima um limite
+  ("< 1e-12"), ou uma faixa ou um veredito que vale em todas.
 
-Cada script roda uma vez por combinação de argumentos (fora o --so) e ambiente (as
-duas variantes em paralelo): os blocos `--so 2` e `--so 5` de uma apostila saem de uma
-execução `--so 2,5`, cada um lido só na seção do seu experimento (cada experimento
-começa da mesma semente, então a saída dele não depende de quem rodou antes).
+Cada script roda uma vez por combinação de argumentos (fora o --so) e variante, na
+sessão inteira (conftest.rodar_script guarda a saída): os blocos `--so 2` e `--so 5`
+de uma apostila saem de uma execução `--so 2,5`, cada um lido só na seção do seu
+experimento (cada experimento começa da mesma semente, então a saída dele não depende
+de quem rodou antes).
 """
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ import shlex
 
 import pytest
 
-from conftest import RAIZ, ScriptEmSegundoPlano, rodar_script
+from conftest import RAIZ, VARIANTES_CPU, rodar_script
+import cpus
 
 APOSTILAS = sorted(p for p in (RAIZ / "apostilas").glob("[0-9][0-9]_*.md")
                    if (RAIZ / "lab" / (p.stem + ".py")).exists())
@@ -66,11 +68,7 @@ def blocos_de_saida():
 
 
 # O ambiente de um aluno cuja CPU escolhe outros kernels que esta (Intel, AMD, Apple).
-VARIANTES = {
-    "padrao": {},
-    "outra_cpu": {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
-                  "OMP_NUM_THREADS": "1"},
-}
+VARIANTES = VARIANTES_CPU
 
 
 # Lições sem conta de ponto flutuante no PyTorch: a 01 não usa o torch (só o tokenizador)
@@ -83,9 +81,9 @@ def _variantes(script: str) -> list[str]:
     return ["padrao"] if script.removesuffix(".py") in SEM_CONTA_NO_TORCH else list(VARIANTES)
 
 
-_EXECUCOES: dict = {}
 CABECALHO = re.compile(r"^(?:Experimento|Verificação) (\d+)/\d+ · ")
-RESUMO = ("Resumo", "experimento(s) rodaram", "Próximo passo", "verificação(ões) rodaram")
+RESUMO = ("Resumo", "experimentos rodaram", "experimentos rodou", "experimento rodou",
+          "Próximo passo", "verificações rodaram", "verificações rodou")
 
 
 def _separar_so(args: str):
@@ -118,35 +116,11 @@ def _plano():
 _JUNTOS = None
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _sem_execucoes_orfas():
-    """Com -k escolhendo uma variante só, a outra começou à toa: não fica rodando."""
-    yield
-    for execucao in _EXECUCOES.values():
-        if isinstance(execucao, ScriptEmSegundoPlano) and execucao.proc.poll() is None:
-            execucao.proc.kill()
-            execucao.proc.wait()
-
-
-def _rodar(script: str, args: str):
-    """Começa as duas variantes de uma execução (a máquina do CI tem 2 núcleos e cada
-    execução usa quase só um: a conferência em outra CPU custa pouco tempo a mais)."""
-    for var in _variantes(script):
-        if (script, args, var) not in _EXECUCOES:
-            _EXECUCOES[(script, args, var)] = ScriptEmSegundoPlano(
-                script, *shlex.split(args), "--sem-figuras",
-                env={"PYTHONIOENCODING": "utf-8", **VARIANTES[var]})
-
-
 def _terminar(script: str, args: str, variante: str):
-    _rodar(script, args)
-    execucao = _EXECUCOES[(script, args, variante)]
-    if not isinstance(execucao, tuple):
-        codigo, saida, erros = execucao.terminar()
-        linhas = [linha.rstrip() for linha in saida.decode("utf-8").splitlines()]
-        execucao = _EXECUCOES[(script, args, variante)] = (
-            codigo, linhas, erros.decode("utf-8", "replace"))
-    return execucao
+    r = rodar_script(script, *shlex.split(args), "--sem-figuras",
+                     env={"PYTHONIOENCODING": "utf-8", **VARIANTES[variante]})
+    linhas = [linha.rstrip() for linha in r.stdout.decode("utf-8").splitlines()]
+    return r.returncode, linhas, r.stderr.decode("utf-8", "replace")
 
 
 def saida_do_script(script: str, args: str, variante: str):
@@ -195,7 +169,7 @@ def test_blocos_de_saida_sao_reais(apostila, args, bloco, variante):
             posicao = saida.index(linha, posicao) + 1
         except ValueError:
             parecida = difflib.get_close_matches(linha, saida[posicao:], n=1, cutoff=0.6)
-            ambiente = " ".join(f"{k}={v}" for k, v in VARIANTES[variante].items())
+            ambiente = cpus.descrever(variante) if VARIANTES[variante] else ""
             pytest.fail(
                 f"{apostila.name}: a linha abaixo não aparece (nessa ordem) na saída de "
                 f"{apostila.stem}.py {args}" + (f" com {ambiente}" if ambiente else "")

@@ -22,7 +22,7 @@ import pytest
 RAIZ = Path(__file__).resolve().parent.parent
 GLOSSARIO = RAIZ / "apostilas" / "glossario.md"
 APOSTILAS = sorted((RAIZ / "apostilas").glob("0*.md"))
-SCRIPTS = sorted((RAIZ / "lab").glob("0*.py")) + [RAIZ / "lab" / "common.py"]
+SCRIPTS = sorted((RAIZ / "lab").glob("*.py"))  # as lições e o encanamento
 
 # Palavras do dia a dia que também são termos: o primeiro uso pode ser o comum ("de forma
 # que"), então não se exige o inglês nele.

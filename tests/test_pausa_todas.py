@@ -38,11 +38,6 @@ AVISO = re.compile(r"\[Enter\] (\d+/\d+ · \S|\d+/\d+, a seguir: \S|Resumo)")
 CABECALHO = re.compile(r"(Lição \d\d · |Experimento \d+/\d+ · )")
 
 
-@pytest.fixture(scope="module")
-def gpt2_12_camadas(tmp_path_factory) -> Path:
-    return construir_gpt2(tmp_path_factory.mktemp("gpt2_12") / "modelo", camadas=12)
-
-
 def _experimentos(script: str) -> int:
     """Quantos experimentos a lição tem, pelo título do primeiro na saída."""
     return int(re.search(r"Experimento 1/(\d+)", _conteudo[script]).group(1))

@@ -1,0 +1,304 @@
+"""O que uma sessão de testes compartilha entre arquivos e processos do pytest-xdist.
+
+Tudo mora numa pasta da sessão (a pasta temporária comum aos processos do xdist, ou a da
+sessão sem xdist; os pytest filhos de tests/test_cpus.py herdam a mesma pela variável
+LAB_TESTES_COMPARTILHADO). Cada coisa é calculada por quem chega primeiro, atrás de uma
+trava de arquivo (filelock), e lida do disco pelos outros:
+
+- rodar(): a execução de uma lição, guardada pela chave script + argumentos + ambiente +
+  entrada + código do lab + (tamanho, data) de cada arquivo ou pasta citados nos
+  argumentos ou no ambiente; a regra de quando NÃO guardar está em tests/conftest.py;
+- compartilhado(chave, funcao): um resultado qualquer (pickle), como um treino que vários
+  testes usam;
+- pasta_de_modelo(nome, construir): uma pasta (um GPT-2 de teste) montada uma vez, no
+  mesmo caminho para todos.
+
+Cada execução de lição deixa uma linha em execucoes.log na pasta da sessão (guardada ou
+não, quente ou fria, segundos de CPU): é como se conta quantas lições a suíte rodou.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RAIZ = Path(__file__).resolve().parent.parent
+VARIAVEL_PASTA = "LAB_TESTES_COMPARTILHADO"
+VARIAVEL_QUENTE = "LAB_TESTES_QUENTE"            # "0": nenhuma lição no interpretador quente
+
+sys.path.insert(0, str(RAIZ / "ferramentas"))
+import cpus  # noqa: E402
+
+
+# ------------------------------------------------------------------ a pasta da sessão
+def definir_pasta(tmp_path_factory) -> Path:
+    """A pasta compartilhada desta sessão (chamada uma vez por processo, pelo conftest)."""
+    herdada = os.environ.get(VARIAVEL_PASTA)
+    if herdada and Path(herdada).is_dir():
+        return Path(herdada)
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent                          # pytest-N/, comum a gw0, gw1...
+    pasta = base / "sessao"          # curto: o caminho dos modelos sai na tela das lições
+    pasta.mkdir(exist_ok=True)
+    os.environ[VARIAVEL_PASTA] = str(pasta)
+    return pasta
+
+
+def pasta() -> Path | None:
+    """A pasta compartilhada, ou None fora de uma sessão (nada é guardado)."""
+    p = os.environ.get(VARIAVEL_PASTA)
+    return Path(p) if p else None
+
+
+def _trava(caminho: Path):
+    from filelock import FileLock
+
+    return FileLock(str(caminho) + ".trava")
+
+
+def _gravar(destino: Path, dados: bytes) -> None:
+    temporario = destino.with_name(f".{destino.name}.{os.getpid()}")
+    temporario.write_bytes(dados)
+    os.replace(temporario, destino)
+
+
+# ------------------------------------------------------------------ chaves
+@functools.lru_cache(maxsize=None)
+def codigo_do_lab() -> str:
+    """Hash de lab/*.py: uma lição editada no meio da sessão não reusa nada velho."""
+    h = hashlib.sha256()
+    for arquivo in sorted((RAIZ / "lab").glob("*.py")):
+        h.update(arquivo.name.encode() + b"\0" + arquivo.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def ambiente_numerico() -> dict:
+    """As variáveis que mudam as contas, e as threads que o torch deste processo usa."""
+    numerico = {v: os.environ.get(v) for v in cpus.VARIAVEIS}
+    if "torch" in sys.modules:
+        numerico["threads"] = sys.modules["torch"].get_num_threads()
+    return numerico
+
+
+def _impressao(valor: str):
+    """(tamanho, data) de um arquivo, ou de cada arquivo de uma pasta (até dois níveis),
+    citado pelo valor."""
+    if not os.path.isabs(valor) or not os.path.exists(valor):
+        return None
+    p = Path(valor)
+    if p.is_file():
+        s = p.stat()
+        return (s.st_size, s.st_mtime_ns)
+    itens = []
+    for filho in sorted(p.glob("*"))[:200] + sorted(p.glob("*/*"))[:200]:
+        if filho.is_file():
+            s = filho.stat()
+            itens.append((str(filho.relative_to(p)), s.st_size, s.st_mtime_ns))
+    return itens
+
+
+def _hash(*partes) -> str:
+    return hashlib.sha256(json.dumps(partes, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# ------------------------------------------------------------------ compartilhado
+_MEMORIA: dict = {}
+
+
+def compartilhado(chave: str, funcao):
+    """funcao(), calculada uma vez na sessão inteira (todos os arquivos e processos).
+
+    chave: um texto que diz tudo de que o resultado depende além do código do lab (que
+    entra sozinho na chave, junto com as variáveis de kernel e de threads: sob outra
+    variante de CPU, o cálculo é refeito). Ex.:
+        compartilhado("05 treinar_pilha pre_ln=False semente=8 passos=40 lr=1e-3",
+                      lambda: L05.treinar_pilha(False, 8, passos=40, lr=1e-3))
+    O resultado vai em pickle (tensores, listas, dicionários) e não deve ser modificado
+    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto)."""
+    h = _hash("compartilhado", chave, codigo_do_lab(), ambiente_numerico())
+    if h in _MEMORIA:
+        return _MEMORIA[h]
+    base = pasta()
+    if base is None:
+        valor = funcao()
+    else:
+        destino = base / "calculos" / f"{h}.pickle"
+        destino.parent.mkdir(exist_ok=True)
+        with _trava(destino):
+            if destino.exists():
+                valor = pickle.loads(destino.read_bytes())
+            else:
+                valor = funcao()
+                _gravar(destino, pickle.dumps(valor))
+    _MEMORIA[h] = valor
+    return valor
+
+
+def pasta_de_modelo(nome: str, construir) -> Path:
+    """Pasta `nome` da sessão montada uma vez com construir(pasta) (a mesma para todos os
+    processos: as execuções que a usam também são compartilhadas). Sem sessão: numa
+    pasta temporária."""
+    base = pasta()
+    if base is None:
+        import tempfile
+
+        destino = Path(tempfile.mkdtemp(prefix=nome + "-"))
+        construir(destino)
+        return destino
+    destino = base / nome
+    with _trava(destino):
+        if not (destino / ".pronta").exists():
+            construir(destino)
+            (destino / ".pronta").write_text("")
+    return destino
+
+
+def pasta_da_sessao(nome: str) -> Path:
+    """Uma pasta vazia `nome` comum a todos os processos da sessão (para, por exemplo, as
+    figuras de uma execução compartilhada)."""
+    base = pasta()
+    if base is None:
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix=nome + "-"))
+    destino = base / "pastas" / nome
+    destino.mkdir(parents=True, exist_ok=True)
+    return destino
+
+
+# ------------------------------------------------------------------ rodar uma lição
+# Variáveis que mudam de um processo do pytest para outro e não mudam a lição.
+def _volatil(nome: str) -> bool:
+    return nome.startswith(("PYTEST_", "LAB_TESTES_")) or nome in ("_", "OLDPWD")
+
+
+# Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
+# qualquer valor delas.
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR"}
+SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
+ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
+_SERVIDORES: dict = {}
+_INDISPONIVEIS: dict = {}
+# Cada servidor ocupa uns 250 MB só dele: as 4 variantes do test_apostilas, a base em cp1252
+# e uma de folga, sem ficar fechando e reabrindo.
+MAX_SERVIDORES = 6
+
+
+def _servidor(ambiente: dict):
+    """O servidor quente para o ambiente de partida de `ambiente` (ou None)."""
+    if os.environ.get(VARIAVEL_QUENTE, "1") == "0" or not hasattr(os, "fork"):
+        return None
+    partida = {k: v for k, v in ambiente.items() if k not in SEGURAS}
+    chave = _hash({k: v for k, v in partida.items() if not _volatil(k)})
+    if chave in _INDISPONIVEIS:
+        return None
+    servidor = _SERVIDORES.pop(chave, None)
+    if servidor is not None and not servidor.vivo():
+        servidor = None
+    if servidor is None:
+        import licao_quente
+
+        while len(_SERVIDORES) >= MAX_SERVIDORES:   # o menos usado recentemente sai
+            _SERVIDORES.pop(next(iter(_SERVIDORES))).fechar()
+        try:
+            servidor = licao_quente.Servidor(partida, RAIZ)
+        except licao_quente.Indisponivel as erro:
+            _INDISPONIVEIS[chave] = str(erro)
+            _registrar({"evento": "servidor indisponível", "motivo": str(erro)[:500]})
+            return None
+    _SERVIDORES[chave] = servidor                     # volta para o fim (o mais recente)
+    return servidor
+
+
+def fechar_servidores() -> None:
+    while _SERVIDORES:
+        _SERVIDORES.popitem()[1].fechar()
+
+
+def _registrar(linha: dict) -> None:
+    base = pasta()
+    if base is None:
+        return
+    teste = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    texto = json.dumps({**linha, "teste": teste}, ensure_ascii=False, default=repr) + "\n"
+    with open(base / "execucoes.log", "a", encoding="utf-8") as f:
+        f.write(texto)
+
+
+def _pode_ser_quente(script: Path, args, ambiente: dict, entrada) -> bool:
+    return (re.fullmatch(r"\d\d_\w+\.py", script.name) is not None
+            and script.parent == RAIZ / "lab" and script.name not in SEMPRE_NOVO
+            and entrada is None and not ARGS_NOVOS & set(args)
+            and ambiente.get("PYTHONIOENCODING") is not None)
+
+
+def _cpu_dos_filhos() -> float:
+    try:
+        import resource                          # não existe no Windows
+    except ImportError:
+        return 0.0
+    uso = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return uso.ru_utime + uso.ru_stime
+
+
+def _subprocesso(argv, ambiente, entrada, timeout):
+    antes = _cpu_dos_filhos()
+    r = subprocess.run(argv, cwd=RAIZ, capture_output=True, env=ambiente,
+                       input=(entrada or "").encode(), timeout=timeout)
+    return r.returncode, r.stdout, r.stderr, _cpu_dos_filhos() - antes
+
+
+def rodar(script: Path, args: list[str], ambiente: dict, entrada: str | None = None,
+          timeout: float = 240, guardar: bool = True, citados=()):
+    """(código, stdout, stderr) de `python script *args` no ambiente dado (já completo).
+
+    guardar=False: sempre um processo novo, nada guardado. guardar=True: a mesma chave já
+    rodada nesta sessão devolve a saída guardada; se não, roda (no interpretador quente,
+    quando pode; ver _pode_ser_quente) e guarda. citados: valores (além dos argumentos)
+    que podem ser caminhos de arquivos ou pastas que a lição lê, como o LAB_MODELO."""
+    argv = [sys.executable, str(script), *args]
+    inicio = time.monotonic()
+    base = pasta()
+    if not guardar or base is None:
+        codigo, saida, erros, cpu = _subprocesso(argv, ambiente, entrada, timeout)
+        _registrar({"script": script.name, "args": args, "modo": "novo", "cpu": cpu,
+                    "s": time.monotonic() - inicio})
+        return codigo, saida, erros
+    impressoes = [_impressao(v) for v in [*args, *citados]]
+    chave = _hash("rodar", str(script), args, {k: v for k, v in ambiente.items()
+                                                if not _volatil(k)},
+                  entrada, codigo_do_lab(), impressoes)
+    destino = base / "execucoes" / f"{chave}.pickle"
+    destino.parent.mkdir(exist_ok=True)
+    with _trava(destino):
+        if destino.exists():
+            _registrar({"script": script.name, "args": args, "modo": "guardada"})
+            return pickle.loads(destino.read_bytes())
+        modo = "novo"
+        servidor = (_servidor(ambiente) if _pode_ser_quente(script, args, ambiente, entrada)
+                    else None)
+        if servidor is not None:
+            import licao_quente
+
+            try:
+                codigo, saida, erros, cpu = servidor.rodar(argv[1:], dict(ambiente), timeout)
+                modo = "quente"
+            except licao_quente.Indisponivel:
+                pass                                 # o servidor morreu: processo novo
+        if modo == "quente" and codigo == 2:
+            modo = "novo"           # uso errado: o código de saída vem de um processo novo
+        if modo == "novo":
+            codigo, saida, erros, cpu = _subprocesso(argv, ambiente, entrada, timeout)
+        resultado = (codigo, saida, erros)
+        _gravar(destino, pickle.dumps(resultado))
+    _registrar({"script": script.name, "args": args, "modo": modo, "cpu": round(cpu, 2),
+                "s": round(time.monotonic() - inicio, 2)})
+    return resultado

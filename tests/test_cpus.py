@@ -1,0 +1,130 @@
+"""Os números citados nas apostilas valem em todas as variantes de CPU, e a maquinaria
+que deixa a suíte rápida não muda o que os testes veem.
+
+- test_marcados_em_outra_cpu[variante]: roda de novo, num pytest filho com as variáveis
+  da variante (postas antes de o torch começar), todos os testes marcados com
+  @pytest.mark.cpus (os que conferem números citados que saem de contas do torch). Os
+  blocos <!-- saida --> têm a mesma conferência em tests/test_apostilas.py.
+- o interpretador quente (tests/licao_quente.py) imprime, byte a byte, o que um processo
+  novo imprime, também com duas threads e nos códigos de saída 1 e 2;
+- a chave das execuções guardadas muda quando muda uma pasta citada nos argumentos.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import cpus
+import licao_quente
+import sessao
+from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
+
+OUTRAS = [nome for nome in VARIANTES_CPU if nome != "padrao"]
+
+
+@pytest.mark.parametrize("variante", OUTRAS)
+def test_marcados_em_outra_cpu(variante, request, tmp_path):
+    """Todo teste marcado com @pytest.mark.cpus passa também nesta variante de CPU."""
+    marcados = [item for item in request.session.items if item.get_closest_marker("cpus")]
+    arquivos = sorted({str(item.path) for item in marcados})
+    if not arquivos:                       # rodado sozinho (-k): procura em todos
+        arquivos = [str(RAIZ / "tests")]
+    ambiente = dict(os.environ, LAB_TESTES_VARIANTE=variante, **VARIANTES_CPU[variante])
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:cacheprovider",
+         "-m", "cpus", "-q", "-rfE", "--no-header", "--tb=short",
+         "--basetemp", str(tmp_path / "base"), *arquivos],
+        cwd=RAIZ, capture_output=True, env=ambiente, timeout=3000)
+    saida = r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 0, (
+        f"com {cpus.descrever(variante)}, testes marcados com @pytest.mark.cpus falham "
+        f"(um número citado que muda com o arredondamento: cite uma faixa ou um veredito "
+        f"que valha em todas as variantes):\n{saida[-6000:]}")
+    passaram = re.search(r"(\d+) passed", saida)
+    assert passaram and int(passaram.group(1)) >= len(marcados), saida[-3000:]
+
+
+def test_variantes_desta_maquina_e_de_outras():
+    """A lista sai da mesma regra em qualquer máquina: avx2 só onde o padrão é mais
+    largo; a de threads que repete a base sai."""
+    um = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert list(cpus.variantes(um, capacidade="AVX2", threads=1)) == [
+        "padrao", "generico", "mkl_compativel", "dois_threads"]
+    assert list(cpus.variantes(um, capacidade="AVX512", threads=1)) == [
+        "padrao", "generico", "avx2", "mkl_compativel", "dois_threads"]
+    assert list(cpus.variantes({}, capacidade="DEFAULT", threads=2)) == [
+        "padrao", "generico", "mkl_compativel", "um_thread"]
+    # nos testes: um thread de conta, e as variantes que esta máquina tem
+    assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
+    import torch
+
+    assert torch.get_num_threads() == 1
+    assert "dois_threads" in VARIANTES_CPU and "generico" in VARIANTES_CPU
+    assert ("avx2" in VARIANTES_CPU) == cpus.acima_de_avx2(
+        torch.backends.cpu.get_cpu_capability())
+
+
+# ------------------------------------------------------------ o interpretador quente
+TEMPO = re.compile(rb"\d+,\d+ s\b")
+
+
+def _novo(argv, ambiente):
+    r = subprocess.run([sys.executable, *argv], cwd=RAIZ, env=ambiente, capture_output=True,
+                       input=b"", timeout=600)
+    return r.returncode, r.stdout, r.stderr
+
+
+# (variante, casos): com duas threads basta o treino, que é onde elas entram
+QUENTE = [
+    ("padrao", [["lab/05_block.py", "--so", "1,2", "--passos", "3", "--sem-figuras"],
+                ["lab/06_gpt2.py", "--so", "2", "--sem-figuras"],
+                ["lab/04_multihead.py", "--so", "4", "--modelo", "{nada}", "--sem-figuras"],
+                ["lab/03_attention.py", "--so", "9"]]),
+    ("dois_threads", [["lab/05_block.py", "--so", "1,2", "--passos", "3", "--sem-figuras"]]),
+]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="sem fork (Windows): o interpretador "
+                    "quente não é usado, toda lição roda num processo novo")
+@pytest.mark.parametrize("variante, casos", QUENTE, ids=[v for v, _ in QUENTE])
+def test_quente_igual_a_processo_novo(variante, casos, gpt2_pequeno, tmp_path):
+    """Mesmas linhas (fora os tempos medidos), mesmo stderr, mesmo código de saída:
+    treino (05), o modelo carregado pelo transformers (06), um experimento pulado (saída
+    1) e um uso errado (saída 2)."""
+    extra = cpus.DOIS_THREADS if variante == "dois_threads" else {}
+    ambiente = ambiente_de_aluno({"PYTHONIOENCODING": "utf-8", "LAB_MODELO": str(gpt2_pequeno),
+                                  **extra})
+    partida = {k: v for k, v in ambiente.items() if k not in sessao.SEGURAS}
+    servidor = licao_quente.Servidor(partida, RAIZ)
+    try:
+        codigos = []
+        for argv in casos:
+            argv = [str(RAIZ / argv[0])] + [a.format(nada=tmp_path / "nada") for a in argv[1:]]
+            quente = servidor.rodar(argv, ambiente, timeout=600)[:3]
+            novo = _novo(argv, ambiente)
+            assert quente[0] == novo[0], (argv, quente, novo)
+            assert TEMPO.sub(b"N s", quente[1]) == TEMPO.sub(b"N s", novo[1]), argv
+            assert quente[2] == novo[2], argv
+            codigos.append(novo[0])
+        assert codigos == [0, 0, 1, 2][:len(casos)]
+    finally:
+        servidor.fechar()
+
+
+def test_pasta_mudada_nao_reusa_a_execucao_guardada(gpt2_pequeno, tmp_path):
+    """A mesma linha de comando com a mesma pasta, depois de o teste apagar o tokenizador
+    dela: a chave muda e a lição roda de novo (e agora explica o que falta)."""
+    pasta = tmp_path / "modelo"
+    shutil.copytree(gpt2_pequeno, pasta)
+    args = ("05_block.py", "--so", "3", "--modelo", str(pasta), "--sem-figuras")
+    antes = rodar_script(*args)
+    assert antes.returncode == 0, antes.saida + antes.erros
+    for arquivo in ("tokenizer.json", "tokenizer_config.json"):
+        (pasta / arquivo).unlink()
+    depois = rodar_script(*args)
+    assert depois.returncode == 1 and "não o tokenizador" in " ".join(depois.saida.split())

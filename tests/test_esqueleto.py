@@ -1,0 +1,167 @@
+"""O esqueleto de toda lição, conferido na árvore sintática (AST) de cada lab/NN_nome.py.
+
+- Um cabeçalho curto: `LICAO = Licao(...)` com a lista dos experimentos e as opções
+  declaradas com os validadores do encanamento (licao.opcao, inteiro_entre...).
+- Logo depois, a peça: o código do conceito começa na primeira tela (linha PRIMEIRA_TELA)
+  e `__all__` diz o que as lições seguintes podem importar.
+- Uma lição importa de outra (importar_licao) só nomes do `__all__` dela.
+- Os ajudantes de saída (limites, tokens, tempo, mapas ASCII, linhas) moram no
+  encanamento, uma vez só; a entropia é da lição 03 (a 07 a importa).
+- Toda conferência impressa ("sim"/"NÃO") passa por licao.verificar: uma que não confere
+  faz a execução sair com 1.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from conftest import RAIZ
+
+LICOES = sorted(p for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py"))
+PRIMEIRA_TELA = 36  # a linha em que a peça (a primeira def/class) já começou
+# Ajudantes de saída que têm casa no encanamento (console.py, figuras.py): uma lição não
+# define o seu (eram cópias que discordavam entre si).
+DO_ENCANAMENTO = {"abaixo", "limite", "veredito", "nome_token", "_token", "token", "ver",
+                  "cronometrar", "mapa_ascii", "em_linhas", "plural"}
+SIM_NAO = re.compile(r"^\s*(sim|não|NÃO|confere|NÃO confere|não confere)\b")
+
+
+def _arvore(caminho):
+    return ast.parse(caminho.read_text(encoding="utf-8"), filename=str(caminho))
+
+
+def _todos(arvore) -> list[str] | None:
+    for no in arvore.body:
+        if isinstance(no, ast.Assign) and any(getattr(t, "id", "") == "__all__"
+                                              for t in no.targets):
+            return [e.value for e in no.value.elts]
+    return None
+
+
+@pytest.mark.parametrize("licao", LICOES, ids=lambda p: p.stem)
+def test_cabecalho_declarativo(licao):
+    arvore = _arvore(licao)
+    chamadas = [no.value for no in arvore.body if isinstance(no, ast.Assign)
+                and any(getattr(t, "id", "") == "LICAO" for t in no.targets)]
+    assert chamadas, "a lição declara LICAO = Licao(...) no topo"
+    chamada = chamadas[0]
+    assert getattr(chamada.func, "id", getattr(chamada.func, "attr", "")) == "Licao"
+    palavras = {k.arg for k in chamada.keywords}
+    assert not palavras & {"argumentos", "proxima"}, "use opcoes=[opcao(...)]"
+    experimentos = chamada.args[2]
+    assert isinstance(experimentos, ast.List) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in experimentos.elts), \
+        "os experimentos são uma lista de títulos"
+    for no in ast.walk(arvore):  # nenhum validador de opção feito à mão
+        if isinstance(no, ast.Call) and getattr(no.func, "attr", "") == "add_argument":
+            pytest.fail(f"linha {no.lineno}: declare a opção com opcao(...) no cabeçalho")
+
+
+@pytest.mark.parametrize("licao", [p for p in LICOES if not p.name.startswith("00")],
+                         ids=lambda p: p.stem)
+def test_a_peca_abre_o_arquivo_com_all(licao):
+    arvore = _arvore(licao)
+    todos = _todos(arvore)
+    assert todos is not None, "__all__ diz o que as lições seguintes podem importar"
+    definidos = {no.name for no in arvore.body
+                 if isinstance(no, (ast.FunctionDef, ast.ClassDef))}
+    definidos |= {t.id for no in arvore.body if isinstance(no, ast.Assign)
+                  for t in no.targets if isinstance(t, ast.Name)}
+    assert set(todos) <= definidos, f"__all__ cita o que não existe: {set(todos) - definidos}"
+    primeira = next(no for no in arvore.body if isinstance(no, (ast.FunctionDef, ast.ClassDef)))
+    inicio = min([primeira.lineno] + [d.lineno for d in primeira.decorator_list])
+    assert inicio <= PRIMEIRA_TELA, (
+        f"a peça ({primeira.name}) começa na linha {inicio}: depois da primeira tela")
+
+
+def _importacoes(arvore):
+    """[(lição importada, nome usado, linha)] de importar_licao("NN_x").nome e de
+    L = importar_licao("NN_x") seguido de L.nome."""
+    apelidos, usos = {}, []
+    for no in ast.walk(arvore):
+        if isinstance(no, ast.Assign) and isinstance(no.value, ast.Call) and \
+                getattr(no.value.func, "id", getattr(no.value.func, "attr", "")) \
+                == "importar_licao":
+            for t in no.targets:
+                if isinstance(t, ast.Name):
+                    apelidos[t.id] = no.value.args[0].value
+    for no in ast.walk(arvore):
+        if not isinstance(no, ast.Attribute):
+            continue
+        alvo = no.value
+        if isinstance(alvo, ast.Name) and alvo.id in apelidos:
+            usos.append((apelidos[alvo.id], no.attr, no.lineno))
+        elif isinstance(alvo, ast.Call) and getattr(
+                alvo.func, "id", getattr(alvo.func, "attr", "")) == "importar_licao":
+            usos.append((alvo.args[0].value, no.attr, no.lineno))
+    return usos
+
+
+@pytest.mark.parametrize("licao", LICOES, ids=lambda p: p.stem)
+def test_importa_de_outra_licao_so_o_que_ela_exporta(licao):
+    for outra, nome, linha in _importacoes(_arvore(licao)):
+        assert outra < licao.stem, f"linha {linha}: {outra} vem depois de {licao.stem}"
+        todos = _todos(_arvore(RAIZ / "lab" / f"{outra}.py")) or []
+        assert nome in todos, (f"linha {linha}: {licao.stem} usa {outra}.{nome}, que não está "
+                               f"no __all__ de {outra} ({todos})")
+
+
+@pytest.mark.parametrize("licao", LICOES, ids=lambda p: p.stem)
+def test_ajudantes_de_saida_tem_uma_casa_so(licao):
+    arvore = _arvore(licao)
+    for no in ast.walk(arvore):
+        if isinstance(no, (ast.FunctionDef, ast.ClassDef)):
+            assert no.name not in DO_ENCANAMENTO, (
+                f"linha {no.lineno}: {no.name} já existe no encanamento (console/figuras)")
+            if no.name == "entropia":
+                assert licao.stem.startswith("03"), "a entropia é da lição 03"
+
+
+def _frases_de_conferencia(funcao):
+    """Os "sim"/"NÃO" impressos numa função cujo teste não veio de licao.verificar."""
+    verificados = set()
+    for no in ast.walk(funcao):
+        if isinstance(no, ast.Assign) and isinstance(no.value, ast.Call) and \
+                getattr(no.value.func, "attr", "") == "verificar":
+            verificados |= {t.id for t in no.targets if isinstance(t, ast.Name)}
+
+    def vem_de_verificar(teste):
+        if isinstance(teste, ast.Call) and getattr(teste.func, "attr", "") == "verificar":
+            return True
+        if isinstance(teste, ast.Name) and teste.id in verificados:
+            return True
+        if isinstance(teste, ast.UnaryOp):
+            return vem_de_verificar(teste.operand)
+        return False
+
+    for no in ast.walk(funcao):
+        if isinstance(no, ast.IfExp):
+            lados = [no.body, no.orelse]
+            if any(isinstance(l, ast.Constant) and isinstance(l.value, str)
+                   and SIM_NAO.match(l.value) for l in lados) \
+                    and not vem_de_verificar(no.test):
+                yield no.lineno
+
+
+@pytest.mark.parametrize("licao", LICOES, ids=lambda p: p.stem)
+def test_toda_conferencia_impressa_passa_por_verificar(licao):
+    arvore = _arvore(licao)
+    soltas = [linha for no in ast.walk(arvore) if isinstance(no, ast.FunctionDef)
+              for linha in _frases_de_conferencia(no)]
+    assert not soltas, (f"linhas {sorted(set(soltas))}: um 'sim'/'NÃO' impresso sem "
+                        "licao.verificar (um 'NÃO' tem de fazer a execução sair com 1)")
+
+
+def test_o_encanamento_nao_importa_torch_no_topo():
+    """A primeira linha sai antes do torch: nenhum módulo do encanamento o importa no
+    topo (só dentro das funções que o usam)."""
+    for arquivo in (RAIZ / "lab").glob("*.py"):
+        if arquivo.name[:2].isdigit():
+            continue
+        for no in _arvore(arquivo).body:
+            nomes = ([a.name for a in no.names] if isinstance(no, ast.Import) else
+                     [no.module or ""] if isinstance(no, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] in ("torch", "transformers", "matplotlib", "numpy")
+                           for n in nomes), f"{arquivo.name}:{no.lineno} importa {nomes}"
