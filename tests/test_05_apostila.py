@@ -472,5 +472,5 @@ def test_pre_ln_resiste_a_perturbacao(sementes):
         mudancas.append(perda)
     limiar = math.log(16) - L05.MARGEM
     assert all(abs(r[2][-1] - limiar) > 10 * max(mudancas) for r in pre.values()), mudancas
-    diz("O treino do Pre-LN quase não amplifica nada: os números dele não mudaram nem com "
-        "uma perturbação de 1e-5.")
+    diz("Com a inicialização do PyTorch, o treino do Pre-LN quase não amplifica nada: os "
+        "números dele não mudaram nem com uma perturbação de 1e-5.")
