@@ -409,22 +409,22 @@ def test_perturbacao_citada():
 def test_exercicio_2_semente_8_em_qualquer_cpu(taxa_menor):
     """A semente 8 (taxa 1e-3, 40 passos) é de beira: a trajetória do gradiente do Post-LN
     muda com o processador, e a resposta não fixa o veredito dele. O que ela fixa vale em
-    todas as perturbações: a perda do Post-LN no acaso e o gradiente subindo e descendo por
-    ordens de grandeza do passo 20 em diante."""
+    todas as perturbações: a perda do Post-LN no acaso e o gradiente caindo mais de 100 vezes
+    no pior passo (774x neste AMD, 1,8e4x com a perturbação 1; 2,7e3x num Intel)."""
     corridas = [taxa_menor[0][8]] + [perturbado(False, 8, k, passos=40, lr=1e-3)[0]
                                      for k in (1, 2)]
     for _, g, perdas in corridas:
         assert " no acaso" in L05.frase_perda(perdas)
         assert abs(perdas[-1] - math.log(16)) < L05.MARGEM / 2         # longe dos limiares
-        assert max(g[20:]) > 100 * min(g[20:])
+        assert L05.quedas(g)[1] > L05.COLAPSO                         # "mais de 100 vezes"
         frase = L05.frase_gradiente("Post-LN", g)
         assert any(v in frase for v in ("colapsou;", "mas voltou", "encolheu, mas não"))
     # "muda de um processador para outro": a perturbação já muda o fim da trajetória
     finais = [g[-1] for _, g, _ in corridas]
     assert max(finais) > 2 * min(finais), finais
     resposta("o veredito dela **muda de um processador para outro**")
-    resposta("do passo 20 em diante, o gradiente da camada 1 sobe e desce por ordens de "
-             "grandeza")
+    resposta("o gradiente da camada 1 chega a cair mais de 100 vezes, e o que vem depois "
+             "(ficar lá embaixo ou voltar a subir) depende de diferenças minúsculas")
     resposta("Em todos, a perda do Post-LN termina no acaso.")
 
 
