@@ -8,9 +8,11 @@ resume as sementes 0 a 9, medidas na máquina em que foi escrita).
 
 Em todo processador: o treino amplifica as diferenças de arredondamento entre processadores.
 Os números citados dos casos de beira (a semente 8 do exercício 2, a contagem do exercício 6)
-e um caso robusto (a semente 3) são conferidos também com os pesos perturbados muito além do
-arredondamento do float32, no início e a cada passo (o oráculo `perturbado`, abaixo); a
-solução do exercício 6 roda com os kernels de "outra CPU" (OUTRA_CPU, definida aqui).
+e os do Pre-LN (sementes 0 e 3, com a folga de cada número até a fronteira do arredondamento)
+são conferidos também com os pesos perturbados muito além do arredondamento do float32, no
+início e a cada passo (o oráculo `perturbado`, abaixo); a solução do exercício 6 roda com os
+kernels de "outra CPU" (OUTRA_CPU, definida aqui). Os treinos são calculados uma vez na sessão
+(`compartilhado`) e lidos pelos testes que precisam deles.
 """
 from __future__ import annotations
 
