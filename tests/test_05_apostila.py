@@ -5,6 +5,14 @@ transformers, torch) e confere que a apostila diz exatamente isso. As faixas do
 experimento 2 em várias sementes usam as funções da lição (são medidas dela); no treino,
 para caber no tempo, só rodam as sementes que dão as pontas das faixas citadas (a apostila
 resume as sementes 0 a 9, medidas na máquina em que foi escrita).
+
+Em todo processador: o treino amplifica as diferenças de arredondamento entre processadores.
+Os números citados dos casos de beira (a semente 8 do exercício 2, a contagem do exercício 6)
+e os do Pre-LN (sementes 0 e 3, com a folga de cada número até a fronteira do arredondamento)
+são conferidos também com os pesos perturbados muito além do arredondamento do float32, no
+início e a cada passo (o oráculo `perturbado`, abaixo); a solução do exercício 6 roda com os
+kernels de "outra CPU" (OUTRA_CPU, definida aqui). Os treinos são calculados uma vez na sessão
+(`compartilhado`) e lidos pelos testes que precisam deles.
 """
 from __future__ import annotations
 
@@ -19,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 import common
-from conftest import RAIZ
+from conftest import RAIZ, compartilhado
 
 L05 = common.importar_licao("05_block")
 TEXTO = " ".join((RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8").split())
@@ -104,19 +112,21 @@ def test_razoes_no_inicio_em_dez_sementes(um_thread):
         "camada 40")
 
 
+def treino(pre_ln, semente, **kw):
+    """L05.treinar_pilha(pre_ln, semente, **kw), calculado uma vez na sessão (todos os
+    arquivos e processos; sob outra variante de CPU, de novo)."""
+    opcoes = " ".join(f"{k}={v!r}" for k, v in sorted(kw.items()))
+    return compartilhado(f"05 treinar_pilha pre_ln={pre_ln} semente={semente} {opcoes}",
+                         lambda: L05.treinar_pilha(pre_ln, semente, **kw))
+
+
 @pytest.fixture(scope="module")
 def sementes():
     """Pre-LN nas sementes 0 a 9 (a apostila conta em quantas o script diz "aprendendo");
     Post-LN só nas que dão as pontas citadas (medidas nas sementes 0 a 9): 2 (menor queda),
     6 (maior queda) e 5 (perda mais longe do acaso)."""
-    antes = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        pre = {s: L05.treinar_pilha(True, s) for s in range(10)}
-        pos = {s: L05.treinar_pilha(False, s) for s in (2, 5, 6)}
-        return pre, pos
-    finally:
-        torch.set_num_threads(antes)
+    return ({s: treino(True, s) for s in range(10)},
+            {s: treino(False, s) for s in (2, 5, 6)})
 
 
 def test_treino_sem_aquecimento_faixas(sementes):
@@ -145,13 +155,8 @@ def test_treino_sem_aquecimento_faixas(sementes):
 @pytest.fixture(scope="module")
 def taxa_menor():
     """Taxa 1e-3, 40 passos: Post-LN nas sementes 0, 4 e 8 e Pre-LN na 0 (exercício 2)."""
-    antes = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        pos = {s: L05.treinar_pilha(False, s, passos=40, lr=1e-3) for s in (0, 4, 8)}
-        return pos, L05.treinar_pilha(True, 0, passos=40, lr=1e-3)
-    finally:
-        torch.set_num_threads(antes)
+    return ({s: treino(False, s, passos=40, lr=1e-3) for s in (0, 4, 8)},
+            treino(True, 0, passos=40, lr=1e-3))
 
 
 def test_taxa_menor_colapsa_na_maioria_mas_nao_em_todas(taxa_menor):
@@ -251,17 +256,15 @@ def test_copia_do_aluno_igual_a_opcao(tmp_path, exercicio):
 
 
 def test_exercicio_2_outras_sementes(taxa_menor):
-    """Com taxa 1e-3 e 40 passos: a 0 colapsa, a 4 encolhe 47x, a 8 cai centenas de vezes e
-    volta; nas três a perda do Post-LN fica no acaso e a do Pre-LN desce."""
+    """Com taxa 1e-3 e 40 passos: a 0 colapsa, a 4 encolhe umas 47x; nas três a perda do
+    Post-LN fica no acaso e a do Pre-LN desce. (A 8, caso de beira, tem teste próprio.)"""
     pos, pre0 = taxa_menor
     assert "colapsou;" in L05.frase_gradiente("Post-LN", pos[0][1])
-    assert "caiu no máximo 47,0x" in L05.frase_gradiente("Post-LN", pos[4][1])
-    frase8 = L05.frase_gradiente("Post-LN", pos[8][1])
-    assert "mas voltou" in frase8 and 700 < L05.quedas(pos[8][1])[1] < 1000
+    assert "encolheu, mas não colapsou" in L05.frase_gradiente("Post-LN", pos[4][1])
+    assert 40 < L05.quedas(pos[4][1])[1] < 55                    # "perto de 47"
     assert all(" no acaso" in L05.frase_perda(r[2]) for r in pos.values())
     assert "aprendendo" in L05.frase_perda(pre0[2])
-    resposta("cai 47 vezes no pior passo")
-    resposta("chega a cair mais de 700 vezes e depois volta")
+    resposta("cai dezenas de vezes no pior passo (perto de 47)")
     resposta(f"de {common.num(pre0[2][0], 2)} a {common.num(pre0[2][-1], 2)} na semente 0")
 
 
@@ -317,13 +320,159 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     esperado = re.search(r"```text\n(ReLU, .*?)\n```", respostas, re.S).group(1).splitlines()
     arquivo = tmp_path / "meus_mortos.py"
     arquivo.write_text(codigo, encoding="utf-8")
-    ambiente = dict(os.environ, PYTHONPATH=str(RAIZ / "lab"), PYTHONIOENCODING="utf-8")
+    ambiente = dict(os.environ, PYTHONPATH=str(RAIZ / "lab"), PYTHONIOENCODING="utf-8",
+                    **OUTRA_CPU)  # os kernels padrão: test_exercicio_6_em_qualquer_cpu
     r = subprocess.run([sys.executable, str(arquivo)], cwd=RAIZ, capture_output=True,
                        env=ambiente, timeout=600)
     assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
     saida = r.stdout.decode("utf-8").splitlines()
-    # o 263 pode sair 262 em outro processador (a resposta diz isso): um neurônio tem a
-    # maior saída colada em zero
-    assert saida[0] in (esperado[0], esperado[0].replace("263 de", "262 de")), saida
-    assert saida[1] == esperado[1]
-    resposta("O 263 pode sair 262 no seu computador")
+    # a contagem da ReLU muda de um processador para outro (a resposta diz isso e dá a faixa)
+    assert len(saida) == 2 and saida[1] == esperado[1], saida
+    for linha in (esperado[0], saida[0]):
+        n = re.fullmatch(r"ReLU, saída de c_fc <= 0 em todo o lote: (\d+) de 5\.120 "
+                         r"\((\d+,\d) %\)", linha)
+        assert n and _perto_de_260(int(n[1])) and n[2] == common.pct(int(n[1]) / 5120)[:-2], linha
+    resposta("Em qualquer processador, a conta fica perto de 260 (a menos de 20), uns 5 % dos "
+             "neurônios; a da GELU dá zero.")
+
+
+def _perto_de_260(n, folga=20):
+    return abs(n - 260) <= folga
+
+
+# ------------------------------------------------------------ o oráculo de "qualquer CPU"
+# Processadores diferentes arredondam diferente (a ordem das somas muda com o kernel, AVX2 ou
+# AVX-512, o número de threads; até o sorteio dos pesos iniciais usa essas instruções: com
+# ATEN_CPU_CAPABILITY=default os pesos de nova_pilha já saem outros na última casa), e não
+# temos todos aqui. Em troca, o que a apostila cita de um treino tem de resistir a
+# perturbações maiores que esse arredondamento, no início e a cada passo: cada peso vezes
+# 1 + PERTURBACAO x N(0; 1). 1e-6 são quase 17 vezes o arredondamento do float32 (2^-24).
+# Com as respostas antigas, os dois primeiros testes abaixo falhavam: a semente 8 colapsa com
+# a perturbação 1 (como num Intel com AVX-512), e a contagem do exercício 6 sai 261 com a 2.
+OUTRA_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1"}
+PERTURBACAO = 1e-6
+
+
+def _perturbar(parametros, gerador, tamanho):
+    with torch.no_grad():
+        for p in parametros:
+            p.mul_(1 + tamanho * torch.randn(p.shape, generator=gerador, dtype=p.dtype))
+
+
+def _maximos_de_c_fc(pilha):
+    """A maior saída de c_fc de cada neurônio num lote novo (semente 2024): (L * 128,)."""
+    saidas = []
+    ganchos = [b.mlp.c_fc.register_forward_hook(lambda _m, _e, s: saidas.append(s))
+               for b in pilha.h]
+    ids, _ = L05.lote_token_anterior(torch.Generator().manual_seed(2024))
+    with torch.no_grad():
+        pilha(ids)
+    for gancho in ganchos:
+        gancho.remove()
+    return torch.cat([s.flatten(0, 1).max(0).values for s in saidas])  # s: (B, T, 128)
+
+
+def perturbado(pre_ln, semente, sorteio, tamanho=PERTURBACAO, relu=False, **kw):
+    """(resultado de treinar_pilha, maiores saídas de c_fc ou None) com cada peso vezes
+    1 + tamanho x N(0; 1) no início e depois de cada passo do Adam (sorteio: a semente da
+    perturbação; tamanho=0 é o treino sem perturbação). relu=True: a ativação do MLP trocada
+    pela ReLU, como na solução do exercício 6, e as maiores saídas de c_fc medidas depois."""
+    def calcular():
+        gerador = torch.Generator().manual_seed(sorteio)
+        original = common.Adam.step
+
+        def passo(otimizador):
+            original(otimizador)
+            _perturbar(otimizador.parametros, gerador, tamanho)
+
+        pilha = L05.nova_pilha(pre_ln, semente)
+        if relu:
+            for bloco in pilha.h:
+                bloco.mlp.gelu = torch.nn.ReLU()
+        _perturbar(pilha.parameters(), gerador, tamanho)
+        common.Adam.step = passo
+        try:
+            resultado = L05.treinar_pilha(pre_ln, semente, modelo=pilha, **kw)
+        finally:
+            common.Adam.step = original
+        return resultado, (_maximos_de_c_fc(pilha) if relu else None)
+
+    opcoes = " ".join(f"{k}={v!r}" for k, v in sorted(kw.items()))
+    return compartilhado(f"05 perturbado pre_ln={pre_ln} semente={semente} sorteio={sorteio} "
+                         f"tamanho={tamanho!r} relu={relu} {opcoes}", calcular)
+
+
+def test_perturbacao_citada():
+    assert round(PERTURBACAO / 2 ** -24) == 17 and common.cientifico(2 ** -24, 0) == "6e-8"
+    diz("1 + 1e-6 × (um número sorteado), no início e depois de cada passo do treino (quase 17 "
+        "vezes o arredondamento do float32, que é de 2⁻²⁴ ≈ 6e-8)")
+
+
+def test_exercicio_2_semente_8_em_qualquer_cpu(taxa_menor):
+    """A semente 8 (taxa 1e-3, 40 passos) é de beira: a trajetória do gradiente do Post-LN
+    muda com o processador, e a resposta não fixa o veredito dele. O que ela fixa vale em
+    todas as perturbações: a perda do Post-LN no acaso e o gradiente caindo mais de 100 vezes
+    no pior passo (774x neste AMD, 1,8e4x com a perturbação 1; 2,7e3x num Intel)."""
+    corridas = [taxa_menor[0][8]] + [perturbado(False, 8, k, passos=40, lr=1e-3)[0]
+                                     for k in (1, 2)]
+    for _, g, perdas in corridas:
+        assert " no acaso" in L05.frase_perda(perdas)
+        assert abs(perdas[-1] - math.log(16)) < L05.MARGEM / 2         # longe dos limiares
+        assert L05.quedas(g)[1] > L05.COLAPSO                         # "mais de 100 vezes"
+        frase = L05.frase_gradiente("Post-LN", g)
+        assert any(v in frase for v in ("colapsou;", "mas voltou", "encolheu, mas não"))
+    # "muda de um processador para outro": a perturbação já muda o fim da trajetória
+    finais = [g[-1] for _, g, _ in corridas]
+    assert max(finais) > 2 * min(finais), finais
+    resposta("o veredito dela **muda de um processador para outro**")
+    resposta("o gradiente da camada 1 chega a cair mais de 100 vezes, e o que vem depois "
+             "(ficar lá embaixo ou voltar a subir) depende de diferenças minúsculas")
+    resposta("Em todos, a perda do Post-LN termina no acaso.")
+
+
+def test_exercicio_6_em_qualquer_cpu():
+    """A contagem de ReLUs mortas muda com o processador: o treino amplifica o arredondamento
+    (uma perturbação de 1e-6 move a maior saída de alguns neurônios em centésimos); a faixa
+    que a resposta dá vale em todas as perturbações, com folga (medido: 259 a 263 com cinco
+    sorteios e sem perturbação, neste AMD; 265 num Intel com AVX-512)."""
+    maximos = [perturbado(True, 0, k, tamanho=t, relu=True)[1]
+               for k, t in ((0, 0.0), (1, PERTURBACAO), (2, PERTURBACAO))]
+    contagens = [int((m <= 0).sum()) for m in maximos]
+    assert all(_perto_de_260(n, folga=15) for n in contagens + [265]), contagens
+    assert all(abs(n - contagens[0]) <= 10 for n in contagens), contagens  # "uns poucos"
+    assert all((m - maximos[0]).abs().max() > 2e-2 for m in maximos[1:])
+    resposta("Uma perturbação de 1e-6 nos pesos, no início e a cada passo, já muda a maior "
+             "saída de alguns neurônios em centésimos")
+    resposta("a contagem muda em uns poucos neurônios. Em qualquer processador, a conta fica "
+             "perto de 260 (a menos de 20)")
+
+
+def _borda(x, casas):
+    """Distância de x à fronteira de arredondamento mais próxima com `casas` casas."""
+    passo = 10.0 ** -casas
+    return abs((x / passo) % 1 - 0.5) * passo
+
+
+def test_pre_ln_resiste_a_perturbacao(sementes):
+    """O treino do Pre-LN quase não amplifica o arredondamento: com uma perturbação dez vezes
+    maior (1e-5), as frases das sementes 0 e 3 saem iguais, e cada número que a apostila
+    cita de um Pre-LN fica mais longe da fronteira de arredondamento das casas impressas (o
+    2,50 da semente 0; o 13,5x e o 2,75 da 3) que 3 vezes o que essa perturbação o move, e
+    toda perda final das dez sementes fica mais longe do limiar de 0,10 (o "6 das 10") que
+    10 vezes isso."""
+    pre, _ = sementes
+    mudancas = []
+    for s in (0, 3):
+        _, g, perdas = perturbado(True, s, 1, tamanho=1e-5)[0]
+        _, g0, perdas0 = pre[s]
+        assert L05.frase_gradiente("Pre-LN", g) == L05.frase_gradiente("Pre-LN", g0)
+        assert L05.frase_perda(perdas) == L05.frase_perda(perdas0)
+        perda, queda = abs(perdas[-1] - perdas0[-1]), abs(L05.quedas(g)[1] - L05.quedas(g0)[1])
+        assert _borda(perdas0[-1], 2) > 3 * perda, (s, perdas0[-1], perda)
+        if s == 3:
+            assert _borda(L05.quedas(g0)[1], 1) > 3 * queda, (L05.quedas(g0)[1], queda)
+        mudancas.append(perda)
+    limiar = math.log(16) - L05.MARGEM
+    assert all(abs(r[2][-1] - limiar) > 10 * max(mudancas) for r in pre.values()), mudancas
+    diz("Com a inicialização do PyTorch, o treino do Pre-LN quase não amplifica nada: os "
+        "números dele não mudaram nem com uma perturbação de 1e-5.")
