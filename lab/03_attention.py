@@ -17,8 +17,10 @@ LICAO = Licao("03", "Uma cabeça de atenção", [
 ], usa_gpt2={6}, opcoes=[
     opcao("--linha", ("o", "gato", "subiu", "no"), "gato",
           "linha do experimento 1 cujo softmax sai passo a passo"),
-    opcao("--camada", inteiro_entre(), 4, "camada da cabeça do experimento 6; a 1ª é 0", "L"),
-    opcao("--cabeca", inteiro_entre(), 11, "cabeça do experimento 6; a 1ª é 0", "H"),
+    opcao("--camada", inteiro_entre(0, exemplo="--camada 4"), 4,
+          "camada da cabeça do experimento 6; a 1ª é 0", "L"),
+    opcao("--cabeca", inteiro_entre(0, exemplo="--cabeca 11"), 11,
+          "cabeça do experimento 6; a 1ª é 0", "H"),
 ])
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha sai antes do torch
@@ -26,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca"]
+__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca", "entropia", "notas_de_padrao"]
 
 
 # ============================================================ a peça
@@ -76,13 +78,10 @@ def cabeca_aleatoria(d, d_k, causal=True, semente=0):
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import figuras
-from console import Progresso, cientifico, cronometrar, dizer, inteiro, num, tamanho
+from console import (Progresso, cientifico, cronometrar, dizer, inteiro, limite, num,
+                     quebrar, tamanho, token)
 
 TOKENS4 = ["o", "gato", "subiu", "no"]
-
-
-def fmt(v, casas=2):
-    return num(0.0 if round(v, casas) == 0 else v, casas)     # nunca "-0,00"
 
 
 def mostrar(nome, t, linhas=None, colunas=None, casas=2, larg=7):
@@ -92,14 +91,9 @@ def mostrar(nome, t, linhas=None, colunas=None, casas=2, larg=7):
         dizer(" " * 8 + "".join(f"{c[:larg - 1]:>{larg}}" for c in colunas))
     for i, linha in enumerate(t.tolist()):
         rotulo = linhas[i] if linhas else ""
-        celulas = "".join(f"{'-inf' if v == -math.inf else fmt(v, casas):>{larg}}"
+        celulas = "".join(f"{'-inf' if v == -math.inf else num(v, casas):>{larg}}"
                           for v in linha)
         dizer(f"  {rotulo[:6]:<6}{celulas}")
-
-
-def abaixo(x, teto):
-    """Uma diferença de arredondamento sai como limite, nunca como dígitos."""
-    return f"< {teto:.0e}".replace("e-0", "e-") if x < teto else f"= {cientifico(x)}"
 
 
 # ============================================================ experimento 1
@@ -128,15 +122,15 @@ def exp_a_mao(licao):
     i = TOKENS4.index(licao.args.linha)
     e = notas[i].exp()
     dizer(f"\nSoftmax da linha \"{TOKENS4[i]}\", passo a passo:")
-    dizer("  exp(notas) = [" + "; ".join(fmt(v) for v in e.tolist()) + "]")
-    dizer(f"  soma       = {fmt(float(e.sum()))}")
-    dizer("  pesos      = [" + "; ".join(fmt(v) for v in (e / e.sum()).tolist()) + "]")
+    dizer("  exp(notas) = [" + "; ".join(num(v) for v in e.tolist()) + "]")
+    dizer(f"  soma       = {num(float(e.sum()))}")
+    dizer("  pesos      = [" + "; ".join(num(v) for v in (e / e.sum()).tolist()) + "]")
     A = notas.softmax(dim=-1)                                  # (T, T)
     licao.pausa("A, os pesos de atenção, e a saída Y = A V")
     mostrar("\nA = softmax das notas, linha a linha", A, TOKENS4, TOKENS4)
     Y = A @ V                                                  # (T, d_k)
     mostrar("\nY = A V: a saída de cada token", Y, TOKENS4)
-    termos = " + ".join(f"{fmt(float(A[i, j]))}*v[{t}]" for j, t in enumerate(TOKENS4))
+    termos = " + ".join(f"{num(float(A[i, j]))}*v[{t}]" for j, t in enumerate(TOKENS4))
     dizer(f"\ny[{TOKENS4[i]}] = {termos}")
     dizer("Cada saída é uma média de V com os pesos da sua linha de A.")
     y_funcao, _ = atencao(Q, K, V)
@@ -186,7 +180,7 @@ def exp_escala(licao):
         dizer(f"  {inteiro(d_k):>5} {num(p0, 2):>6} {num(p1, 2):>7} {num(h0, 2):>6} {num(h1, 2):>6} "
               f"{cientifico(g0, 1):>9} {cientifico(g1, 1):>9}")
     razoes = [m["var"] / d for d, m in linhas.items()]
-    cresce = all(0.8 < r < 1.25 for r in razoes)
+    cresce = licao.verificar(all(0.8 < r < 1.25 for r in razoes), "var(q.k) acompanha d_k")
     sem, com = linhas[1024]["sem"], linhas[1024]["com"]
     dizer("\nA variância de q.k " + ("cresce como d_k" if cresce else "NÃO acompanha d_k")
           + "; dividir por raiz(d_k) a traz de volta a ~1.")
@@ -251,8 +245,9 @@ def exp_media(licao):
         q, k, v = cab.q(x), cab.k(x), cab.v(x)                 # 3 x (B, T, d_k)
         y, pesos = atencao(q, k, v, causal=True)
         somas = (pesos.sum(-1) - 1).abs().max()
-        dizer(f"Cada linha de pesos soma 1: max |soma - 1| {abaixo(float(somas), 1e-12)};")
-        dizer(f"todos os pesos >= 0: {'sim' if bool((pesos >= 0).all()) else 'não'}.")
+        dizer(f"Cada linha de pesos soma 1: max |soma - 1| {limite(float(somas), 1e-12, 2)};")
+        positivos = licao.verificar(bool((pesos >= 0).all()), "pesos >= 0")
+        dizer(f"todos os pesos >= 0: {'sim' if positivos else 'NÃO'}.")
         dentro = bool(((y >= v.min(1, keepdim=True).values - 1e-12)
                        & (y <= v.max(1, keepdim=True).values + 1e-12)).all())
         dizer("Então cada coordenada de y fica entre o menor e o maior valor daquela\n"
@@ -263,21 +258,38 @@ def exp_media(licao):
         erro_v = float((soma - partes).abs().max())
         dizer("Com os pesos fixos, a saída é linear em V:")
         dizer(f"  atenção(V1 + 2 V2) - [atenção(V1) + 2 atenção(V2)]: max "
-              f"{abaixo(erro_v, 1e-12)}")
+              f"{limite(erro_v, 1e-12, 2)}")
         licao.verificar(erro_v < 1e-12, "linear em V")
         y1, y2 = cab(x), cab(2 * x)
         rel = float((y2 - 2 * y1).norm() / (2 * y1).norm())
         _, p2 = atencao(cab.q(2 * x), cab.k(2 * x), cab.v(2 * x), causal=True)
     dizer("Mas não é linear em x: dobrar x multiplica as notas por 4 e muda os pesos.")
     dizer(f"  |cabeça(2x) - 2 cabeça(x)| / |2 cabeça(x)| = {num(rel, 2)}")
-    dizer(f"  pesos da última linha com x:  [{'; '.join(fmt(v) for v in pesos[0, -1].tolist())}]")
-    dizer(f"  pesos da última linha com 2x: [{'; '.join(fmt(v) for v in p2[0, -1].tolist())}]")
+    dizer(f"  pesos da última linha com x:  [{'; '.join(num(v) for v in pesos[0, -1].tolist())}]")
+    dizer(f"  pesos da última linha com 2x: [{'; '.join(num(v) for v in p2[0, -1].tolist())}]")
     dizer("\nO que depende de x de forma não linear são só os PESOS da mistura; o\n"
           "conteúdo (V = x W_v) passa por uma matriz fixa. A atenção transporta\n"
           "informação entre posições; quem faz contas com ela é o MLP (lição 05).")
 
 
 # ============================================================ experimento 5
+def veredito_do_tempo(razoes, Ts):
+    """A frase sobre as razões de tempo impressas nos maiores T (a conta diz 4)."""
+    lidas = " e ".join(num(r, 1) for r in razoes)
+    de = f"De T = {inteiro(Ts[0])} a {inteiro(Ts[-1])}, a razão de tempo foi {lidas}"
+    if min(razoes) < 3:
+        texto = (f"{de}: abaixo de 3, o relógio mediu mais que a conta (outro programa "
+                 "disputando o processador, ou custos fixos que ainda pesam). Rode de novo "
+                 "com a máquina livre; os bytes, contados, não mudam.")
+    elif max(razoes) > 5:
+        texto = (f"{de}: acima de 4. Além das contas (4 vezes mais), uma matriz grande já "
+                 "não cabe no cache do processador e cada leitura vai até a memória (numa "
+                 "máquina ocupada, o ruído também infla uma razão).")
+    else:
+        texto = f"{de}: perto de 4, como a matriz. O tempo cresce como T²."
+    return quebrar(texto)
+
+
 @LICAO.experimento(5)
 def exp_sdpa(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
@@ -289,16 +301,16 @@ def exp_sdpa(licao):
         licao.verificar(dif < teto, f"SDPA {tipo}")
         dizer(f"atencao(causal=True) contra F.scaled_dot_product_attention(is_causal=True),\n"
               f"  {str(tipo).replace('torch.', '')}, (2, 4, 64, 32): max |diferença| "
-              f"{abaixo(dif, teto)}")
+              f"{limite(dif, teto, 2)}")
     errado = F.scaled_dot_product_attention(q, k, v, attn_mask=futuro(64, q.device))
     certo = F.scaled_dot_product_attention(q, k, v, attn_mask=~futuro(64, q.device))
     dizer("\nArmadilha: no SDPA uma máscara booleana diz True = PODE olhar (o contrário\n"
           "do masked_fill). Passar a nossa máscara 'futuro' direto dá outra conta:")
     dizer(f"  com 'futuro': max |diferença| = {num(float((errado - nosso).abs().max()), 2)}; "
-          f"com '~futuro': {abaixo(float((certo - nosso).abs().max()), 1e-12)}\n")
+          f"com '~futuro': {limite(float((certo - nosso).abs().max()), 1e-12, 2)}\n")
     dizer("Custo: uma cabeça, d_k = 64, float32. A matriz de notas tem T x T números.")
-    dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>9} {'razão':>6} "
-          f"{'SDPA':>9}")
+    dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>11} {'razão':>6} "
+          f"{'SDPA':>11}")
     Ts, nossos, sdpas = [256, 512, 1024, 2048, 4096], [], []
     with Progresso(len(Ts), "medindo o tempo") as barra:
         for T in Ts:
@@ -308,15 +320,16 @@ def exp_sdpa(licao):
             sdpas.append(cronometrar(
                 lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), n))
             barra.avancar()
+    razoes = [round(nossos[i] / nossos[i - 1], 1) for i in range(1, len(Ts))]  # as impressas
     for i, T in enumerate(Ts):
         razao_b = "" if i == 0 else num(T * T / Ts[i - 1] ** 2, 2)
-        razao_t = "" if i == 0 else num(nossos[i] / nossos[i - 1], 1)
-        dizer(f"  {inteiro(T):>5} {tamanho(4 * T * T):>13} {razao_b:>6} "
-              f"{num(1000 * nossos[i], 1):>6} ms {razao_t:>6} {num(1000 * sdpas[i], 1):>6} ms")
-    dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes). O tempo, para T\n"
-          "grande, cresce na mesma ordem: razão perto de 4, ou mais quando a matriz\n"
-          "deixa de caber no cache do processador (varia de máquina para máquina).\n"
-          f"Com 12 cabeças e T = 1.024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
+        razao_t = "" if i == 0 else num(razoes[i - 1], 1)
+        mib = num(4 * T * T / 2**20, 2) + " MiB"          # 0,25 MiB: a razão impressa dá 4
+        dizer(f"  {inteiro(T):>5} {mib:>13} {razao_b:>6} {num(1000 * nossos[i], 1):>8} ms "
+              f"{razao_t:>6} {num(1000 * sdpas[i], 1):>8} ms")
+    dizer("\nDobrar T quadruplica a matriz (razão 4,00, contada em bytes).")
+    dizer(veredito_do_tempo(razoes[-2:], Ts[-3:]))
+    dizer(f"Com 12 cabeças e T = 1.024, cada camada do GPT-2 pequeno guarda 12 matrizes\n"
           f"dessas: {tamanho(12 * 4 * 1024 ** 2)}.")
     if not licao.quer_figuras:
         return
@@ -325,7 +338,9 @@ def exp_sdpa(licao):
     ax.plot(Ts, sdpas, "s-", label="SDPA do PyTorch")
     ax.plot(Ts, [nossos[-1] * (T / Ts[-1]) ** 2 for T in Ts], "k:", label="proporcional a T²")
     figuras.escala_log(ax)
-    figuras.escala_log(ax, eixo="x")
+    ax.set_xscale("log")
+    ax.set_xticks(Ts, [inteiro(T) for T in Ts])                # os T medidos, como na tabela
+    ax.set_xticks([], minor=True)
     ax.set(xlabel="T (tokens)", ylabel="tempo (s)", title="Atenção de uma cabeça: tempo x T")
     ax.legend()
     ax.grid(alpha=0.3)
@@ -345,7 +360,7 @@ def padroes(modelo, ids):
         for b in modelo.transformer.h]
     try:
         with torch.no_grad():
-            modelo(ids)
+            modelo.transformer(ids)                            # sem a cabeça de saída
             todas = []
             for bloco, x in zip(modelo.transformer.h, entradas):
                 B, T, C = x.shape                              # (B, T, C)
@@ -360,12 +375,6 @@ def padroes(modelo, ids):
     return torch.stack(todas)                                  # (L, h, T, T)
 
 
-def nome_token(tok, i, limite=8):
-    texto = tok.decode([int(i)]).replace("\ufffd", "?").replace("\n", "\\n")
-    texto = "".join(c if c.isprintable() else "?" for c in texto)
-    return (texto.replace(" ", "_") or "?")[:limite]
-
-
 def notas_de_padrao(pesos):
     """Peso médio (posições >= 1) no token anterior, no primeiro e no próprio."""
     T = pesos.shape[-1]
@@ -375,14 +384,21 @@ def notas_de_padrao(pesos):
             "no próprio token": pesos[..., i, i].mean(-1)}
 
 
-def mapa_ascii(pesos, rotulos):
-    """Mapa de calor em caracteres: ' ' = 0, '@' = 1."""
-    niveis = " .:-=+*#%@"
-    linhas = [" " * 10 + "".join(f"{j % 10:<2}" for j in range(len(rotulos)))]
-    for i, linha in enumerate(pesos.tolist()):
-        celulas = "".join(niveis[min(9, int(p * 10))] + " " for p in linha)
-        linhas.append(f"{i:>2} {rotulos[i]:<7}{celulas}".rstrip())
-    return "\n".join(linhas)
+RAMPA = " .:-=+*#%@"  # faixas iguais de 0 a 1: ' ' abaixo de 0,1 ... '@' de 0,9 a 1
+
+
+def mapa_de_calor(pesos, rotulos):
+    """As linhas do mapa em caracteres: a régua das colunas, depois uma linha por token."""
+    linhas = [(" " * 10 + " ".join(str(j % 10) for j in range(len(rotulos))))]
+    for i, celulas in enumerate(figuras.niveis_ascii(pesos, 0.0, 1.0, RAMPA)):
+        linhas.append(f"{i:>2} {rotulos[i]:<6} {' '.join(celulas)}".rstrip())
+    return linhas
+
+
+def legenda_do_mapa():
+    passo = num(1 / len(RAMPA), 1)
+    return (f"  escala: ' ' de 0 a {passo}, depois {' '.join(RAMPA[1:-1])} ({passo} cada) "
+            f"e '{RAMPA[-1]}' de {num(1 - 1 / len(RAMPA), 1)} a 1")
 
 
 FRASE = "The cat sat on the mat. The dog sat on the rug, and the cat slept."
@@ -395,23 +411,24 @@ def exp_gpt2(licao):
     modelo, tok = licao.gpt2()
     cfg = modelo.config
     camada, cabeca = licao.args.camada, licao.args.cabeca
-    if not (0 <= camada < cfg.n_layer and 0 <= cabeca < cfg.n_head):
-        camada, cabeca = min(max(camada, 0), cfg.n_layer - 1), min(max(cabeca, 0), cfg.n_head - 1)
+    if not (camada < cfg.n_layer and cabeca < cfg.n_head):
+        camada, cabeca = min(camada, cfg.n_layer - 1), min(cabeca, cfg.n_head - 1)
         dizer(f"(Este modelo tem {cfg.n_layer} camadas de {cfg.n_head} cabeças: uso a "
               f"cabeça {camada}.{cabeca}.)")
     ids = tok(FRASE, return_tensors="pt")["input_ids"][:, :MAX_T]  # cabe em 80 colunas
     pesos = padroes(modelo, ids)[camada, cabeca]               # (T, T)
-    rotulos = [nome_token(tok, i) for i in ids[0]]
-    dizer(f"Frase: \"{FRASE}\"\nCamada {camada}, cabeça {cabeca} (camada.cabeça = "
-          f"{camada}.{cabeca}); linha = quem olha, coluna = para quem.\n")
+    rotulos = [token(tok, i, 6) for i in ids[0]]
+    dizer(f"Frase: \"{FRASE}\"\nCamada {camada}, cabeça {cabeca}: escreve-se {camada}.{cabeca} "
+          "(as duas contam de 0).\nLinha = quem olha (a consulta); coluna = para quem ele "
+          "olha (a chave).\n")
     licao.pausa(f"o mapa de calor da cabeça {camada}.{cabeca}")
-    linhas = mapa_ascii(pesos, rotulos).split("\n")
+    linhas = mapa_de_calor(pesos, rotulos)
     if len(linhas) + 7 > TELA:                                 # não cabe com o que vem embaixo
         dizer("\n".join(linhas[:TELA]))
         licao.pausa(f"o resto do mapa, a partir do token {TELA - 1}")
         linhas = linhas[TELA:]
     dizer("\n".join(linhas))
-    dizer("  (' ' abaixo de 0,1; '.' de 0,1 a 0,2; ':' até 0,3 ... '@' 0,9 ou mais)\n")
+    dizer(legenda_do_mapa() + "\n")
     notas = {k: float(v) for k, v in notas_de_padrao(pesos).items()}
     for nome, valor in notas.items():
         dizer(f"  peso médio {nome:<18} {num(valor, 2)}")
@@ -422,12 +439,14 @@ def exp_gpt2(licao):
         dizer("Esta cabeça espalha a atenção: nenhum dos três padrões passa de 0,5.")
     if not licao.quer_figuras:
         return
-    fig, ax = figuras.figura(7, 6.2, margens=(1.0, 0.2, 1.0, 0.4))
-    ax.imshow(pesos.numpy(), cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(len(rotulos)), rotulos, rotation=90, fontsize=8)
-    ax.set_yticks(range(len(rotulos)), rotulos, fontsize=8)
+    fig, ax = figuras.figura(7.6, 6.4, margens=(1.0, 0.3, 1.0, 0.45))
+    imagem = ax.imshow(pesos.numpy(), cmap="viridis", vmin=0, vmax=1)
+    fig.colorbar(imagem, ax=ax, label="peso de atenção", fraction=0.046, pad=0.03)
+    marcas = [token(tok, i, 8, espaco="·") for i in ids[0]]
+    ax.set_xticks(range(len(marcas)), marcas, rotation=90, fontsize=8)
+    ax.set_yticks(range(len(marcas)), marcas, fontsize=8)
     ax.set(xlabel="para quem olha (chave)", ylabel="quem olha (consulta)",
-           title=f"{licao.args.modelo}: camada {camada}, cabeça {cabeca}")
+           title=f"{licao.modelo_curto}: camada {camada}, cabeça {cabeca}")
     licao.salvar_figura(fig, "03_cabeca_gpt2.png")
 
 

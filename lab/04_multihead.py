@@ -1,53 +1,29 @@
-"""Lição 04 · Atenção multicabeça.
-
-h cabeças em paralelo, cada uma numa fatia de C/h números: separar e juntar as
-cabeças com as formas certas; a AtencaoMultiCabeca (que as lições 05, 06 e 08
-importam daqui) contra a atenção do GPT-2 do transformers; parâmetros e custo;
-as cabeças do GPT-2 de verdade e as cabeças de indução. Leia junto:
-apostilas/04_multihead.md.
-"""
-import argparse
+"""Lição 04 · Atenção multicabeça (leia junto: apostilas/04_multihead.md): h cabeças em
+paralelo, cada uma numa fatia de C/h números; a AtencaoMultiCabeca, que as lições 05, 06 e 08
+importam daqui, contra a do GPT-2; parâmetros e custo; cabeças do GPT-2 e de indução."""
 import math
 import sys
 
-import common
+from licao import Licao, importar_licao, inteiro_entre, opcao
 
-def _largura(texto):
-    try:
-        d = int(texto)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
-    if not 1 <= d <= 65536:
-        raise argparse.ArgumentTypeError(f"{texto} está fora do intervalo; use de 1 a 65536")
-    return d
-
-
-def _argumentos(parser):
-    parser.add_argument("--d", type=_largura, default=768, metavar="D",
-                        help="largura d do experimento 3 (padrão: 768, a do GPT-2 pequeno)")
-
-
-LICAO = common.Licao(
-    "04", "Atenção multicabeça",
-    [
-        (1, "Separar e juntar as cabeças: as formas, e um erro silencioso", False),
-        (2, "AtencaoMultiCabeca = a atenção do GPT-2 do transformers", False),
-        (3, "Parâmetros e custo: 4d² + 4d, qualquer que seja h", False),
-        (4, "As cabeças do GPT-2: mapas e padrões medidos", True),
-        (5, "Cabeças de indução: o modelo copia", True),
-        (6, "Por que várias cabeças, e não uma larga", False),
-    ],
-    proxima=("lab/05_block.py", "apostilas/05_block.md"),
-    argumentos=_argumentos,
-)
+LICAO = Licao("04", "Atenção multicabeça", [
+    "Separar e juntar as cabeças: as formas, e um erro silencioso",
+    "AtencaoMultiCabeca = a atenção do GPT-2 do transformers",
+    "Parâmetros e custo: 4d² + 4d, qualquer que seja h",
+    "As cabeças do GPT-2: mapas e padrões medidos",
+    "Cabeças de indução: o modelo copia",
+    "Por que várias cabeças, e não uma larga",
+], usa_gpt2={4, 5}, opcoes=[
+    opcao("--d", inteiro_entre(1, 65536, "--d 1600"), 768,
+          "largura d do experimento 3 (padrão: 768, a do GPT-2 pequeno)", "D"),
+])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+from torch import nn
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
-
-L03 = common.importar_licao("03_attention")   # atencao() e pesos_de_atencao() da lição 03
-dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
+L03 = importar_licao("03_attention")   # a atenção de uma cabeça e a máscara, da lição 03
+__all__ = ["separar_cabecas", "juntar_cabecas", "AtencaoMultiCabeca"]
 
 
 # ============================================================ a peça
@@ -89,6 +65,13 @@ class AtencaoMultiCabeca(nn.Module):
         return L03.pesos_de_atencao(q, k, self.causal)         # (B, h, T, T)
 
 
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import figuras
+from console import dizer, inteiro, limite, num, pct, quebrar
+from licao import ExperimentoPulado
+
+
 # ============================================================ experimento 1
 class AtencaoComViewErrado(AtencaoMultiCabeca):
     """O erro clássico: reshape direto para (B, h, T, C/h), sem o transpose. Roda
@@ -115,6 +98,7 @@ def cabeca_a_cabeca(attn, x):
     return attn.c_proj(torch.cat(saidas, dim=-1))              # (B, T, C)
 
 
+@LICAO.experimento(1)
 def exp_formas(licao):
     B, T, C, h = 1, 3, 8, 2
     x = torch.arange(B * T * C, dtype=torch.float32).view(B, T, C)  # (B, T, C)
@@ -133,9 +117,8 @@ def exp_formas(licao):
     dizer("Na versão certa, cada linha de uma cabeça é UM token (uma fatia dele). Na\n"
           "errada, a 'linha 1 da cabeça 0' é a segunda metade do token 0: as\n"
           "posições se embaralham, e nada avisa.")
-    volta = torch.equal(juntar_cabecas(certo), x)
+    volta = licao.verificar(torch.equal(juntar_cabecas(certo), x), "juntar desfaz separar")
     dizer(f"juntar_cabecas(separar_cabecas(x)) == x? {'sim' if volta else 'NÃO'}\n")
-    licao.verificar(volta, "juntar desfaz separar")
     licao.pausa("a certa contra a errada, com os mesmos pesos")
     torch.manual_seed(licao.args.semente)
     boa = AtencaoMultiCabeca(64, 4).eval()
@@ -152,13 +135,14 @@ def exp_formas(licao):
         vaza_ruim = float((ruim(x2) - ruim(x))[:, :-1].abs().max())
     dizer("Duas AtencaoMultiCabeca(64, 4) com os mesmos pesos, x de forma (2, 10, 64);\n"
           "as duas devolvem (2, 10, 64). Dois testes:")
-    dizer(f"  1. contra cabeça a cabeça (fatiar e concatenar, sem reshape):\n"
-          f"     certa {L03.abaixo(d_boa, 1e-5)}; errada = {num(d_ruim, 3)}")
-    dizer(f"  2. muda o último token; as posições anteriores mudam?\n"
-          f"     certa: {'não (0)' if vaza_boa == 0 else num(vaza_boa, 3)}; "
-          f"errada: {'não (0)' if vaza_ruim == 0 else 'sim, ' + num(vaza_ruim, 3)}")
-    licao.verificar(d_boa < 1e-5 and vaza_boa == 0, "a certa passa nos dois testes")
+    licao.verificar(d_boa < 1e-5, "a certa = cabeça a cabeça")
+    licao.verificar(vaza_boa == 0, "a certa não deixa o futuro vazar")
     licao.verificar(d_ruim > 1e-3, "a comparação pega a errada")
+    dizer(f"  1. max |diferença| contra cabeça a cabeça (fatiar e concatenar, sem reshape):\n"
+          f"     certa: {limite(d_boa, 1e-5, 2)}; errada: {num(d_ruim, 3)}")
+    dizer(f"  2. muda o último token: quanto mudam as posições anteriores?\n"
+          f"     certa: {'0' if vaza_boa == 0 else num(vaza_boa, 3)}; "
+          f"errada: {'0' if vaza_ruim == 0 else num(vaza_ruim, 3)}")
     if vaza_ruim == 0:
         dizer("A errada passa até no teste de causalidade: o embaralhamento segue a\n"
               "ordem da memória e nunca traz o futuro para trás.")
@@ -176,14 +160,24 @@ def copiar_de_gpt2attention(nossa, deles):
     return nossa
 
 
+def nossa_camada(attn, cfg):
+    """Uma AtencaoMultiCabeca com os pesos de uma GPT2Attention (criada nas formas, sem
+    sortear pesos que a cópia jogaria fora)."""
+    with torch.device("meta"):
+        nossa = AtencaoMultiCabeca(cfg.n_embd, cfg.n_head)
+    return copiar_de_gpt2attention(nossa.to_empty(device="cpu"), attn).eval()
+
+
 def mascara_aditiva(T):
     """(1, 1, T, T): 0 onde pode olhar, -inf no futuro (o que o GPT2Model monta e passa)."""
     return torch.zeros(T, T).masked_fill(L03.futuro(T, torch.device("cpu")),
                                          float("-inf"))[None, None]
 
 
-def entradas_e_saidas(modelo, ids):
-    """Entrada e saída de cada camada de atenção num forward normal do modelo."""
+def entradas_e_saidas(modelo, ids, logits=False):
+    """Entrada e saída de cada camada de atenção num forward normal do modelo. Com
+    logits=True, também os logits desse forward; sem, ele para antes da cabeça de saída
+    (que faria 50.257 produtos escalares por token à toa)."""
     pares = []
 
     def gancho(_m, args, kwargs, saida):
@@ -194,13 +188,32 @@ def entradas_e_saidas(modelo, ids):
                for b in modelo.transformer.h]
     try:
         with torch.no_grad():
-            modelo(ids)
+            saida = modelo(ids) if logits else modelo.transformer(ids)
     finally:
         for g in ganchos:
             g.remove()
-    return pares
+    return (pares, saida.logits) if logits else pares          # logits (1, T, V)
 
 
+def pesos_do_gpt2(modelo, pares):
+    """Pesos de atenção de todas as camadas e cabeças do GPT-2, (L, h, T, T): a nossa
+    AtencaoMultiCabeca com os pesos de cada camada, na entrada que cada camada recebeu
+    (pares = entradas_e_saidas(modelo, ids))."""
+    cfg = modelo.config
+    with torch.no_grad():
+        return torch.stack([nossa_camada(bloco.attn, cfg).pesos(x)[0]      # (h, T, T)
+                            for bloco, (x, _) in zip(modelo.transformer.h, pares)])
+
+
+TEXTO = ("The quick brown fox jumps over the lazy dog. Alice went to the market to buy "
+         "apples, and then she walked home along the river while the sun was setting.")
+
+
+def ids_do_texto(tok, cfg, texto=TEXTO):
+    return tok(texto, return_tensors="pt")["input_ids"][:, :cfg.n_positions]
+
+
+@LICAO.experimento(2)
 def exp_igual_gpt2(licao):
     from transformers import GPT2Config
     from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
@@ -208,26 +221,23 @@ def exp_igual_gpt2(licao):
     try:
         modelo, tok = licao.gpt2()
         cfg = modelo.config
-        ids = tok(L03.FRASE, return_tensors="pt")["input_ids"][:, :cfg.n_positions]
-        pares = entradas_e_saidas(modelo, ids)
-        dizer(f"Num forward do próprio modelo ({licao.args.modelo}), capturo a entrada e a\n"
-              f"saída da atenção de cada uma das {cfg.n_layer} camadas e passo a mesma "
-              "entrada na nossa.")
+        pares = entradas_e_saidas(modelo, ids_do_texto(tok, cfg))
+        dizer(quebrar(f"Num forward do próprio modelo ({licao.modelo_curto}), capturo a "
+                      f"entrada e a saída da atenção de cada uma das {cfg.n_layer} camadas e "
+                      "passo a mesma entrada na nossa."))
         piores = []
         for bloco, (x, y) in zip(modelo.transformer.h, pares):
-            nossa = copiar_de_gpt2attention(AtencaoMultiCabeca(cfg.n_embd, cfg.n_head),
-                                            bloco.attn)
             with torch.no_grad():
+                nossa = nossa_camada(bloco.attn, cfg)
                 piores.append(float((nossa(x) - y).abs().max() / y.abs().max()))
         pior = max(piores)
-        dizer(f"  pior camada: max |nossa - GPT2Attention| / max |GPT2Attention| "
-              f"{L03.abaixo(pior, 1e-5)}")
         licao.verificar(pior < 1e-5, "igual à atenção do modelo carregado")
+        dizer(f"  pior camada: max |nossa - GPT2Attention| / max |GPT2Attention| "
+              f"{limite(pior, 1e-5, 2)}")
         deles = bloco.attn
-    except common.ExperimentoPulado as motivo:
-        dizer(common.quebrar(f"Sem o modelo ({str(motivo).splitlines()[0].rstrip('.')}): "
-                             "comparo com "
-                             "uma GPT2Attention de pesos aleatórios, d = 768, 12 cabeças."))
+    except ExperimentoPulado as motivo:
+        dizer(quebrar(f"Sem o modelo ({str(motivo).splitlines()[0].rstrip('.')}): comparo com "
+                      "uma GPT2Attention de pesos aleatórios, d = 768, 12 cabeças."))
         cfg = GPT2Config(n_embd=768, n_head=12)
         torch.manual_seed(licao.args.semente)
         deles = GPT2Attention(cfg, layer_idx=0).eval()
@@ -238,18 +248,18 @@ def exp_igual_gpt2(licao):
     dizer(f"\nc_attn do transformers: peso {' x '.join(map(str, deles.c_attn.weight.shape))} "
           f"(entrada x saída, Conv1D);\no nosso nn.Linear guarda {3 * d} x {d} (saída x "
           "entrada):\ncopiar_de_gpt2attention transpõe.")
-    nossa = copiar_de_gpt2attention(AtencaoMultiCabeca(d, h), deles).eval()
+    nossa = nossa_camada(deles, cfg)
     eager = GPT2Attention(GPT2Config(n_embd=d, n_head=h, attn_implementation="eager"),
                           layer_idx=0).eval()
     eager.load_state_dict(deles.state_dict())
-    x = torch.randn(1, 7, d)                                   # (B, T, C)
+    x = torch.randn(1, 7, d, generator=torch.Generator().manual_seed(licao.args.semente))
     with torch.no_grad():
         sem = float((nossa(x) - eager(x)[0]).abs().max())
         com = float((nossa(x) - eager(x, attention_mask=mascara_aditiva(7))[0]).abs().max())
     dizer("\nArmadilha: chamada SOZINHA, a GPT2Attention 'eager' não aplica máscara\n"
           "nenhuma (quem monta a máscara causal é o GPT2Model e a passa para a camada):")
     dizer(f"  sem attention_mask: max |diferença| = {num(sem, 4)}")
-    dizer(f"  com a máscara aditiva (0 / -inf): max |diferença| {L03.abaixo(com, 1e-5)}")
+    dizer(f"  com a máscara aditiva (0 / -inf): max |diferença| {limite(com, 1e-5, 2)}")
     licao.verificar(com < 1e-5, "igual com a máscara")
 
 
@@ -260,6 +270,7 @@ def flops_por_token(d, T):
     return 8 * d * d, 4 * T * d
 
 
+@LICAO.experimento(3)
 def exp_custo(licao):
     d = licao.args.d
     dizer(f"d = {inteiro(d)}: parâmetros da AtencaoMultiCabeca para vários h "
@@ -292,20 +303,15 @@ def exp_custo(licao):
 
 
 # ============================================================ experimento 4
-TEXTO = ("The quick brown fox jumps over the lazy dog. Alice went to the market to buy "
-         "apples, and then she walked home along the river while the sun was setting.")
 SIMBOLOS = {"no token anterior": "A", "no primeiro token": "I", "no próprio token": "D"}
 
 
-def ids_do_texto(tok, cfg, texto=TEXTO):
-    return tok(texto, return_tensors="pt")["input_ids"][:, :cfg.n_positions]
-
-
+@LICAO.experimento(4)
 def exp_cabecas(licao):
     modelo, tok = licao.gpt2()
     cfg = modelo.config
     ids = ids_do_texto(tok, cfg)
-    pesos = L03.padroes(modelo, ids)                           # (L, h, T, T)
+    pesos = pesos_do_gpt2(modelo, entradas_e_saidas(modelo, ids))  # (L, h, T, T)
     L, h, T = pesos.shape[0], pesos.shape[1], ids.shape[1]
     notas = L03.notas_de_padrao(pesos)                         # 3 x (L, h)
     dizer(f"{T} tokens de texto; as {L * h} cabeças ({L} camadas x {h}). Para cada uma, o\n"
@@ -334,14 +340,19 @@ def exp_cabecas(licao):
         return
     camada = min(5, L - 1)
     lado = math.ceil(math.sqrt(h))
-    fig, eixos = common.figura(2.2 * lado, 2.3 * math.ceil(h / lado),
-                               nrows=math.ceil(h / lado), ncols=lado, squeeze=False)
+    largura = 2.2 * lado + 1                                   # + 1 polegada: a barra de cor
+    fig, eixos = figuras.figura(largura, 2.3 * math.ceil(h / lado), nrows=math.ceil(h / lado),
+                                ncols=lado, squeeze=False, margens=(0.2, 1.3, 0.2, 0.9),
+                                ajuste={"wspace": 0.15, "hspace": 0.3})  # sem o layout automático
     for j, ax in enumerate(eixos.flat):
         ax.set_axis_off()
         if j < h:
-            ax.imshow(pesos[camada, j].numpy(), cmap="viridis", vmin=0, vmax=1)
-            ax.set_title(f"{camada}.{j}", fontsize=9)
-    fig.suptitle(f"{licao.args.modelo}: as {h} cabeças da camada {camada}")
+            imagem = ax.imshow(pesos[camada, j].numpy(), cmap="viridis", vmin=0, vmax=1)
+            ax.set_title(f"{camada}.{j}", fontsize=11)
+    barra = fig.add_axes([1 - 0.9 / largura, 0.15, 0.2 / largura, 0.65])
+    fig.colorbar(imagem, cax=barra, label="peso de atenção")
+    fig.suptitle(f"{licao.modelo_curto}: as {h} cabeças da camada {camada}\n"
+                 "(linha = quem olha, coluna = para quem)")
     licao.salvar_figura(fig, "04_cabecas_camada.png")
 
 
@@ -361,6 +372,7 @@ def perdas_por_copia(logits, ids, n):
     return float(perdas[1:n].mean()), float(perdas[n + 1:2 * n].mean())
 
 
+@LICAO.experimento(5)
 def exp_inducao(licao):
     modelo, tok = licao.gpt2()
     cfg = modelo.config
@@ -370,9 +382,8 @@ def exp_inducao(licao):
     ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
     dizer(f"{n} tokens sorteados, repetidos duas vezes, depois de um <|endoftext|>\n"
           f"(como um início de documento): {1 + 2 * n} tokens ao todo.\n")
-    with torch.no_grad():
-        logits = modelo(ids).logits                             # (1, T, V)
-    pesos = L03.padroes(modelo, ids)                           # (L, h, T, T)
+    pares, logits = entradas_e_saidas(modelo, ids, logits=True)  # um forward: (1, T, V)
+    pesos = pesos_do_gpt2(modelo, pares)                       # (L, h, T, T)
     notas = notas_de_inducao(pesos, n)                         # (L, h)
     L, h = notas.shape
     plano = notas.flatten()
@@ -396,12 +407,14 @@ def exp_inducao(licao):
               "(pesos aleatórios ou pequenos demais?).")
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura(7, 5, margens=(0.8, 0.3, 0.6, 0.4))
+    largura, altura = 7 + 0.2 * max(0, h - 12), 5 + 0.12 * max(0, L - 12)  # gpt2-xl: 48 x 25
+    fig, ax = figuras.figura(largura, altura, margens=(0.8, 0.3, 0.6, 0.4))
     imagem = ax.imshow(notas.numpy(), cmap="viridis", vmin=0, vmax=1, aspect="auto")
     fig.colorbar(imagem, ax=ax, label="nota de indução")
-    ax.set(xlabel="cabeça", ylabel="camada", title=f"Cabeças de indução: {licao.args.modelo}")
-    common.eixos_inteiros(ax, eixo="x")
-    common.eixos_inteiros(ax, eixo="y")
+    ax.set(xlabel="cabeça", ylabel="camada", title=f"Cabeças de indução: {licao.modelo_curto}")
+    ax.set_xticks(range(h))                                    # todas as cabeças e camadas
+    ax.set_yticks(range(L))
+    ax.tick_params(labelsize=9 if max(L, h) <= 24 else 7)
     licao.salvar_figura(fig, "04_inducao.png")
 
 
@@ -447,6 +460,7 @@ def montar(h):
     return attn
 
 
+@LICAO.experimento(6)
 def exp_por_que(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
     conteudo = torch.randn(T6, 2, generator=g, dtype=torch.float64).round(decimals=1)
@@ -464,23 +478,22 @@ def exp_por_que(licao):
     with torch.no_grad():
         y2, y1 = duas(x)[0], uma(x)[0]                          # (T, C)
         p2, p1 = duas.pesos(x)[0, :, t], uma.pesos(x)[0, :, t]  # (h, T)
-    fmt = L03.fmt
-    dizer(f"\nToken t = {t}: conteúdo de t-1 = [{fmt(conteudo[t - 1, 0].item(), 1)}; "
-          f"{fmt(conteudo[t - 1, 1].item(), 1)}], do primeiro = "
-          f"[{fmt(conteudo[0, 0].item(), 1)}; {fmt(conteudo[0, 1].item(), 1)}]")
+    dizer(f"\nToken t = {t}: conteúdo de t-1 = [{num(conteudo[t - 1, 0].item(), 1)}; "
+          f"{num(conteudo[t - 1, 1].item(), 1)}], do primeiro = "
+          f"[{num(conteudo[0, 0].item(), 1)}; {num(conteudo[0, 1].item(), 1)}]")
     for nome, p in (("h = 2, cabeça 0", p2[0]), ("h = 2, cabeça 1", p2[1]),
                     ("h = 1", p1[0])):
-        dizer(f"  pesos de {nome:<16} [{'; '.join(fmt(v) for v in p.tolist())}]")
-    dizer(f"  saída h = 2, dims 0-3: [{'; '.join(fmt(v) for v in y2[t, :4].tolist())}]")
+        dizer(f"  pesos de {nome:<16} [{'; '.join(num(v) for v in p.tolist())}]")
+    dizer(f"  saída h = 2, dims 0-3: [{'; '.join(num(v) for v in y2[t, :4].tolist())}]")
     media = (conteudo[t - 1] + conteudo[0]) / 2
     eh_media = bool((y1[t, :2] - media).abs().max() < 1e-6)
-    dizer(f"  saída h = 1, dims 0-1: [{'; '.join(fmt(v) for v in y1[t, :2].tolist())}]"
+    dizer(f"  saída h = 1, dims 0-1: [{'; '.join(num(v) for v in y1[t, :2].tolist())}]"
           + ("  = a média dos dois" if eh_media else ""))
     erro2 = float((y2[1:, :4] - torch.cat([conteudo[:-1], conteudo[:1].expand(T6 - 1, 2)],
                                           dim=1)).abs().max())
     ok = licao.verificar(erro2 < 1e-6, "duas cabeças entregam os dois conteúdos")
     dizer(f"\nCom 2 cabeças, todo token t >= 1 recebe os dois conteúdos separados\n"
-          f"(erro {L03.abaixo(erro2, 1e-6)}).")
+          f"(erro {limite(erro2, 1e-6, 2)}).")
     dizer("Com 1 cabeça há UMA distribuição de pesos por token, e o conteúdo chega como\n"
           "uma única média ponderada: somados num mesmo vetor, os dois conteúdos não\n"
           "se separam mais, escolha os pesos que escolher. Mesmo custo; o que muda é\n"
@@ -488,8 +501,5 @@ def exp_por_que(licao):
           "As duas cabeças NÃO entregaram os conteúdos: confira montar().")
 
 
-EXPERIMENTOS = {1: exp_formas, 2: exp_igual_gpt2, 3: exp_custo, 4: exp_cabecas,
-                5: exp_inducao, 6: exp_por_que}
-
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(LICAO.rodar())

@@ -11,10 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import common
-from conftest import RAIZ, rodar_script, ENCANAMENTO, pasta_da_sessao
+from conftest import ENCANAMENTO, RAIZ, rodar_script, pasta_da_sessao
+from console import inteiro, num, tamanho
+from licao import importar_licao
 
-L03 = common.importar_licao("03_attention")
+L03 = importar_licao("03_attention")
 
 
 # ------------------------------------------------------------ a função atencao
@@ -67,7 +68,7 @@ def test_experimento_1_confere_com_numpy():
     assert r.returncode == 0, r.saida + r.erros
     for matriz in (A, Y):
         for rotulo, linha in zip(L03.TOKENS4, matriz):
-            texto = f"  {rotulo:<6}" + "".join(f"{L03.fmt(float(v)):>7}" for v in linha)
+            texto = f"  {rotulo:<6}" + "".join(f"{num(float(v)):>7}" for v in linha)
             assert texto in r.saida, texto
     assert "sim, bit a bit" in r.saida
 
@@ -154,9 +155,10 @@ def test_numeros_calculados_na_saida(inteira):
     s = inteira[0].saida
     assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in s
     assert "max |soma - 1| < 1e-12" in s and "(2, 4, 64, 32): max |diferença| < 1e-5" in s
-    for T in (512, 1024, 2048, 4096):                                # bytes de T x T float32
-        assert f"{common.inteiro(T):>5} {common.tamanho(4 * T * T):>13}   4,00" in s
-    assert f"matrizes\ndessas: {common.tamanho(12 * 4 * 1024 ** 2)}." in s
+    for T in (256, 512, 1024, 2048, 4096):                           # bytes de T x T float32
+        mib = num(4 * T * T / 2**20, 2) + " MiB"
+        assert f"{inteiro(T):>5} {mib:>13} {'' if T == 256 else '4,00':>6}" in s, mib
+    assert f"matrizes\ndessas: {tamanho(12 * 4 * 1024 ** 2)}." in s
     assert "softmax([-inf, -inf, -inf]) = [NaN; NaN; NaN]" in s
     assert "(Este modelo tem 3 camadas de 4 cabeças: uso a cabeça 2.3.)" in s
 
@@ -196,11 +198,11 @@ def test_sdpa_com_a_mascara_trocada_zera_a_linha_proibida():
 # ------------------------------------------------------------ números do texto corrido
 def test_numeros_do_texto_da_apostila():
     texto = " ".join((RAIZ / "apostilas" / "03_attention.md").read_text(encoding="utf-8").split())
-    por_cabeca = common.tamanho(4 * 1024 ** 2).replace(",0 ", " ")          # 4 MiB
-    por_camada = common.tamanho(12 * 4 * 1024 ** 2).replace(",0 ", " ")     # 48 MiB
+    por_cabeca = tamanho(4 * 1024 ** 2).replace(",0 ", " ")          # 4 MiB
+    por_camada = tamanho(12 * 4 * 1024 ** 2).replace(",0 ", " ")     # 48 MiB
     for trecho in (f"com *T* = 1.024, são {por_cabeca} **por cabeça**",
                    f"então {por_camada} por camada só de notas",
-                   f"$\\ln 16 = {common.num(math.log(16), 2).replace(',', '{,}')}$",
+                   f"$\\ln 16 = {num(math.log(16), 2).replace(',', '{,}')}$",
                    "desvio padrão $\\sqrt{d_k}$: 8 com $d_k = 64$", "32 com $d_k = 1024$"):
         assert " ".join(trecho.split()) in texto, trecho
     assert math.sqrt(64) == 8 and math.sqrt(1024) == 32
@@ -224,7 +226,7 @@ def blocos_python_com_saida(texto):
 
 def copia_do_lab(tmp_path, script, de, para):
     """Uma raiz de lab temporária com a cópia do aluno (lab/meu_NN.py) modificada por
-    substituição de texto, ao lado de common.py e das lições que ela importa."""
+    substituição de texto, ao lado do encanamento e das lições que ela importa."""
     import shutil
 
     lab = tmp_path / "lab"
@@ -272,9 +274,9 @@ def test_resposta_1_coordenada_de_y_o():
     x, W_q, W_k, W_v = sorteio(4, 5), sorteio(5, 3), sorteio(5, 3), sorteio(5, 3)
     Q, K, V = x @ W_q, x @ W_k, x @ W_v
     A = (Q @ K.T / math.sqrt(3)).softmax(-1)
-    assert L03.fmt(float(A[0] @ V[:, 0])) == "0,64"
+    assert num(float(A[0] @ V[:, 0])) == "0,64"
     arredondado = sum(round(float(a), 2) * round(float(v), 2) for a, v in zip(A[0], V[:, 0]))
-    assert L03.fmt(arredondado) == "0,65"
+    assert num(arredondado) == "0,65"
     r = respostas(APOSTILA)
     assert "a conta dá 0,65" in r and "0,64, o número da tabela Y" in r
 
@@ -307,15 +309,63 @@ def test_resposta_3_mascara_de_menos_1e9(tmp_path):
     assert math.exp(-1e9) == 0.0 and torch.tensor(-1e9, dtype=torch.float64).exp() == 0
 
 
+OUTRA_CPU = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1"}
+
+
+def rodar_trecho(codigo, raiz=RAIZ, env=None):
+    """Um trecho de Python da apostila, rodado da pasta raiz do lab (80 colunas, UTF-8)."""
+    import os
+
+    ambiente = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8", **(env or {})}
+    r = subprocess.run([sys.executable, "-c", codigo], cwd=raiz, capture_output=True,
+                       timeout=180, env=ambiente)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode("utf-8").strip()
+
+
 @pytest.mark.cpus
-def test_respostas_4_e_5_rodam_e_imprimem_o_que_a_apostila_diz():
+@pytest.mark.parametrize("variante", [{}, OUTRA_CPU], ids=["padrao", "outra_cpu"])
+def test_respostas_4_e_5_rodam_e_imprimem_o_que_a_apostila_diz(variante):
+    """Os trechos das respostas 4 e 5 (com conferir) imprimem o que a apostila mostra, também
+    com os kernels genéricos de outra CPU."""
     blocos = blocos_python_com_saida(respostas(APOSTILA))
     assert len(blocos) == 2
     for codigo, esperado in blocos:
-        r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
-                           timeout=120)
-        assert r.returncode == 0, r.stderr.decode()
-        assert r.stdout.decode().strip() == esperado.strip()
+        assert "conferir(" in codigo and "import common" not in codigo
+        assert rodar_trecho(codigo, env=variante) == esperado.strip()
+
+
+def _trecho_do_confere_03():
+    import re
+
+    texto = APOSTILA.read_text(encoding="utf-8")
+    exercicios = texto[texto.index("## 7. Exercícios"):texto.index("## Notas para o professor")]
+    (codigo,) = re.findall(r"```python\n(.*?)```", exercicios, re.S)
+    return codigo
+
+
+def _blocos_de_texto_da_resposta(k):
+    import re
+
+    r = respostas(APOSTILA)
+    trecho = r[r.index(f"**{k}. "):r.index(f"**{k + 1}. ")]
+    return [b.strip() for b in re.findall(r"```text\n(.*?)```", trecho, re.S)]
+
+
+@pytest.mark.parametrize("k, de, para", [
+    (2, " / math.sqrt(q.shape[-1])", ""),
+    (3, 'notas.masked_fill(futuro(T, q.device, S), float("-inf"))',
+     "notas.masked_fill(futuro(T, q.device, S), -1e9)")])
+def test_confere_03_das_respostas_2_e_3(tmp_path, k, de, para):
+    """O confere_03.py dos exercícios, rodado contra a cópia do aluno de cada exercício,
+    imprime o que a resposta diz."""
+    copia = copia_do_lab(tmp_path, "03_attention.py", de, para)
+    saida = rodar_trecho(_trecho_do_confere_03(), raiz=copia.parent.parent)
+    assert saida in _blocos_de_texto_da_resposta(k), saida
+    if k == 2:                                    # o token 0 só vê a si mesmo: confere
+        assert "9 de 12 valores diferem" in saida and "posição (0, 1, 0)" in saida
+    else:
+        assert saida == "a sua atencao: confere com a referência nas 2 entradas."
 
 
 def test_linha_do_experimento_1_e_opcao_ruim():
@@ -341,8 +391,191 @@ def test_frase_do_gpt2_real_cabe_numa_tela():
 
 def test_notas_para_o_professor_numeros():
     """124.439.808 parâmetros (FACTS.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
-    n = common.parametros_gpt2(12, 768)
-    assert n == 124_439_808 and round(4 * n / 2**20) == 475
+    from carregar_gpt2 import PARAMETROS_GPT2
+
+    L, d, V, P = 12, 768, 50257, 1024
+    n = V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d           # a conta fechada
+    assert n == PARAMETROS_GPT2["gpt2"] == 124_439_808 and round(4 * n / 2**20) == 475
     for apostila in (APOSTILA, RAIZ / "apostilas" / "04_multihead.md"):
         texto = " ".join(apostila.read_text(encoding="utf-8").split())
-        assert common.inteiro(n) in texto and "cerca de 475 MiB" in texto
+        assert inteiro(n) in texto and "cerca de 475 MiB" in texto
+
+
+# ------------------------------------------------------------ issue 19 e 22: o que o aluno lê
+@pytest.mark.parametrize("razoes, frase", [
+    ((3.7, 4.1), "perto de 4"), ((4.0, 5.0), "perto de 4"), ((1.0, 4.3), "abaixo de 3"),
+    ((0.9, 1.7), "abaixo de 3"), ((4.2, 8.1), "acima de 4"), ((2.9, 8.1), "abaixo de 3")])
+def test_veredito_do_tempo_segue_as_razoes(razoes, frase):
+    """A frase do experimento 5 sai das razões impressas (era 'perto de 4' sempre, mesmo
+    com 0,9 / 1,7 / 1,0 / 4,3 numa máquina ocupada)."""
+    texto = " ".join(L03.veredito_do_tempo(list(razoes), [1024, 2048, 4096]).split())
+    assert f"a razão de tempo foi {num(razoes[0], 1)} e {num(razoes[1], 1)}: {frase}" in texto
+    if frase == "abaixo de 3":
+        assert "Rode de novo com a máquina livre" in texto
+
+
+def test_a_frase_do_tempo_cita_as_razoes_da_tabela(inteira):
+    import re
+
+    s = inteira[0].saida
+    razoes = {int(m.group(1).replace(".", "")): m.group(2) for m in re.finditer(
+        r"^ +([\d.]+) +[\d,]+ MiB +4,00 +[\d.,]+ ms +([\d.,]+) +[\d.,]+ ms$", s, re.M)}
+    assert sorted(razoes) == [512, 1024, 2048, 4096], razoes
+    frase = " ".join(s[s.index("De T = 1.024 a 4.096"):].split())
+    assert frase.startswith(f"De T = 1.024 a 4.096, a razão de tempo foi {razoes[2048]} e "
+                            f"{razoes[4096]}: ")
+    lidas = [float(razoes[T].replace(",", ".")) for T in (2048, 4096)]
+    esperado = ("abaixo de 3" if min(lidas) < 3 else "acima de 4" if max(lidas) > 5
+                else "perto de 4")
+    assert frase.split(": ", 1)[1].startswith(esperado)
+
+
+def test_tamanhos_impressos_dao_a_razao_impressa(inteira):
+    """Os MiB impressos, divididos um pelo outro, dão o 4,00 da coluna (0,2 -> 1,0 dava 5)."""
+    import re
+
+    mib = [float(x.replace(",", ".")) for x in re.findall(r"^ +[\d.]+ +([\d,]+) MiB ",
+                                                             inteira[0].saida, re.M)]
+    assert len(mib) == 5 and all(b / a == 4 for a, b in zip(mib, mib[1:])), mib
+
+
+def test_legenda_do_mapa_e_as_faixas_do_niveis_ascii():
+    """A legenda diz a faixa de cada caractere do mapa, e as faixas são as do niveis_ascii."""
+    import figuras
+
+    legenda = L03.legenda_do_mapa()
+    assert "' ' de 0 a 0,1" in legenda and "'@' de 0,9 a 1" in legenda
+    assert " ".join(L03.RAMPA[1:-1]) in legenda and len(legenda) <= 80
+    for k, c in enumerate(L03.RAMPA):
+        assert figuras.niveis_ascii([[k / 10 + 0.05]], 0.0, 1.0, L03.RAMPA) == [c]
+    assert figuras.niveis_ascii([[0.0, 0.0999, 0.1, 1.0]], 0.0, 1.0, L03.RAMPA) == ["  .@"]
+
+
+@pytest.fixture(scope="module")
+def gpt2_doze(tmp_path_factory):
+    """12 camadas de 12 cabeças (d = 48), para as cabeças de dois dígitos, como 11.11."""
+    from conftest import construir_gpt2
+
+    return construir_gpt2(tmp_path_factory.mktemp("gpt2_doze") / "modelo", camadas=12, d=48,
+                          cabecas=12)
+
+
+def test_experimento_6_cabe_em_80_colunas_com_a_cabeca_11_11(gpt2_doze):
+    r = rodar_script("03_attention.py", "--so", "6", "--sem-figuras", "--camada", "11",
+                     "--cabeca", "11", env={"LAB_MODELO": str(gpt2_doze)})
+    assert r.returncode == 0, r.saida + r.erros
+    assert "Camada 11, cabeça 11: escreve-se 11.11" in r.saida
+    longas = [linha for linha in r.saida.splitlines() if len(linha) > 80]
+    assert not longas, longas
+
+
+@pytest.mark.parametrize("args", [["--linha", "Gato"], ["--camada", "-1"],
+                                  ["--cabeca", "onze"]])
+def test_erros_de_uso_cabem_em_80_colunas(args):
+    r = rodar_script("03_attention.py", *args)
+    assert r.returncode == 2 and "Traceback" not in r.erros
+    assert all(len(linha) <= 80 for linha in r.erros.splitlines()), r.erros
+    if args[0] == "--camada":
+        assert "use um inteiro 0 ou mais (exemplo: --camada 4)" in " ".join(r.erros.split())
+
+
+def test_figura_da_cabeca_nome_curto_e_barra_de_cor(gpt2_pequeno, tmp_path, monkeypatch):
+    """O título traz o nome curto do modelo (uma pasta longa comia 'camada 2, cabeça 3') e a
+    cor tem uma barra que diz o peso."""
+    pasta = tmp_path / ("uma_pasta_de_nome_bem_comprido_" * 3) / "meu_gpt2"
+    import shutil
+
+    shutil.copytree(gpt2_pequeno, pasta)
+    import licao as encanamento
+
+    figuras_salvas = {}
+    licao = L03.LICAO
+    parser = encanamento.criar_parser("x", "x", licao.titulos, licao.opcoes)
+    monkeypatch.setattr(licao, "args", parser.parse_args(["--modelo", str(pasta)]))
+    monkeypatch.setattr(licao, "_modelo", None)
+    monkeypatch.setattr(licao, "salvar_figura",
+                        lambda fig, nome: figuras_salvas.setdefault(nome, fig))
+    licao.funcoes[6](licao)
+    fig = figuras_salvas["03_cabeca_gpt2.png"]
+    principal, barra = fig.axes
+    assert principal.get_title() == "meu_gpt2: camada 2, cabeça 3"
+    assert barra.get_ylabel() == "peso de atenção"
+
+
+def test_apostila_experimento_1_linhas_concentradas_e_a_linha_no():
+    """Três linhas de A quase escolhem um token só; a linha 'no' fica em 0,63 (a apostila
+    dizia 'cada linha')."""
+    g = torch.Generator().manual_seed(0)
+    sorteio = lambda *f: torch.randn(*f, generator=g, dtype=torch.float64).round(  # noqa: E731
+        decimals=1)
+    x, W_q, W_k, W_v = sorteio(4, 5), sorteio(5, 3), sorteio(5, 3), sorteio(5, 3)
+    A = ((x @ W_q) @ (x @ W_k).T / math.sqrt(3)).softmax(-1)
+    maiores = [num(float(v)) for v in A.max(-1).values]
+    assert maiores == ["0,97", "0,95", "0,96", "0,63"]
+    no = {t: num(float(v)) for t, v in zip(L03.TOKENS4, A[3])}
+    texto = " ".join(APOSTILA.read_text(encoding="utf-8").split())
+    assert ("três das quatro linhas quase escolherem um token só (0,97, 0,95 e 0,96); a linha "
+            f"\"no\" divide o peso: {no['no']} no próprio \"no\", {no['subiu']} em \"subiu\" e "
+            f"{no['o']} em \"o\"") in texto
+
+
+def test_apostila_experimento_2_o_fator_nas_40_sementes():
+    """O que a apostila diz do fator do gradiente vale nas sementes 0 a 39 (ela dizia
+    'dezenas de milhares' ao lado de 1,3e4; a semente 20 dá 5,5e3)."""
+    from console import cientifico
+
+    fatores, maiores = {}, []
+    for semente in range(40):
+        g = torch.Generator().manual_seed(semente)
+        for d_k in (16, 64, 256, 1024):                    # a ordem do experimento 2
+            m = L03.saturacao(d_k, g)
+        fatores[semente] = m["com"][2] / m["sem"][2]
+        maiores.append(m["sem"][0])
+    menor, maior = min(fatores, key=fatores.get), max(fatores, key=fatores.get)
+    ordenados = sorted(fatores.values())
+    mediana = (ordenados[19] + ordenados[20]) / 2
+    texto = " ".join(APOSTILA.read_text(encoding="utf-8").split())
+    trecho = (f"típico encolhe: {cientifico(fatores[0], 1)} vezes em $d_k = 1024$ com a semente "
+              f"0. Esse fator é a razão entre duas medianas de números sorteados e muda bastante "
+              f"de uma semente para outra: nas sementes 0 a 39 (`--semente N`), vai de "
+              f"{cientifico(fatores[menor], 1)} (semente {menor}) a "
+              f"{cientifico(fatores[maior], 1)} (semente {maior}), com mediana "
+              f"{cientifico(mediana, 1)} — de milhares a cem mil vezes. O maior peso médio sem a "
+              f"escala quase não muda: de {num(min(maiores))} a {num(max(maiores))} nas mesmas "
+              f"40 sementes.")
+    assert trecho in texto, trecho
+    assert 1e3 < fatores[menor] and fatores[maior] < 1.1e5
+
+
+def test_apostila_experimento_6_resultado_publicado_e_referencias():
+    import re
+
+    texto = re.sub(r"^> ?", "", APOSTILA.read_text(encoding="utf-8"), flags=re.M)
+    texto = " ".join(texto.split())
+    for trecho in ("**No GPT-2 de verdade (resultado publicado):**", "arXiv:2211.00593",
+                   "classificam as cabeças 2.2 e 4.11 como cabeças de token anterior",
+                   "arXiv:2604.14722", "arXiv:2309.17453", "`(2, 2)` e `(4, 11)`",
+                   "Xiao et al. não estudam o GPT-2"):
+        assert trecho in texto, trecho
+
+
+def conferir_plano_de_90_minutos(apostila, experimentos):
+    """As notas para o professor trazem um plano de 0 a 90 min, sem buraco, e cada --so do
+    plano é um experimento que existe (a 04 usa esta mesma conferência)."""
+    import re
+
+    texto = apostila.read_text(encoding="utf-8")
+    notas = texto[texto.index("## Notas para o professor"):texto.index("## Respostas")]
+    faixas = re.findall(r"^\| (\d+)–(\d+) min \| .*\|(.*)\|$", notas, re.M)
+    assert faixas, "sem o plano de 90 minutos"
+    inicio = 0
+    for a, b, comando in faixas:
+        assert int(a) == inicio and int(b) > int(a)
+        inicio = int(b)
+        for k in re.findall(r"--so (\d+)", comando):
+            assert 1 <= int(k) <= experimentos
+    assert inicio == 90
+
+
+def test_plano_de_90_minutos():
+    conferir_plano_de_90_minutos(APOSTILA, len(L03.LICAO.titulos))

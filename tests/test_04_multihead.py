@@ -12,10 +12,11 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
-import common
-from conftest import RAIZ, rodar_script, ENCANAMENTO, pasta_da_sessao
+from conftest import ENCANAMENTO, RAIZ, rodar_script, pasta_da_sessao
+from console import inteiro, num, pct
+from licao import importar_licao
 
-L04 = common.importar_licao("04_multihead")
+L04 = importar_licao("04_multihead")
 
 
 def gpt2attention(d, h, impl, semente=0):
@@ -173,7 +174,10 @@ def test_inducao_e_perdas_contra_o_transformers(pequeno):
     atencoes = torch.cat(saida.attentions)                       # (L, h, T, T)
     diagonal = atencoes.diagonal(offset=-(n - 1), dim1=-2, dim2=-1)  # (L, h, T - n + 1)
     esperado = diagonal[..., -n:].mean(-1)
-    assert (L04.notas_de_inducao(L04.L03.padroes(modelo, ids), n) - esperado).abs().max() < 1e-5
+    pares, logits = L04.entradas_e_saidas(modelo, ids, logits=True)
+    assert torch.allclose(logits, saida.logits, atol=1e-6)      # o mesmo forward, com ganchos
+    assert (L04.notas_de_inducao(L04.pesos_do_gpt2(modelo, pares), n) - esperado).abs().max() \
+        < 1e-5
     p1, p2 = L04.perdas_por_copia(saida.logits, ids, n)
     with torch.no_grad():
         rotulos = torch.full_like(ids, -100)
@@ -203,7 +207,7 @@ def inteira(gpt2_pequeno, tmp_path_factory):
                         env={"LAB_MODELO": str(gpt2_pequeno)}), pasta
 
 
-def test_licao_inteira_com_modelo(inteira):
+def test_licao_inteira_com_modelo(inteira, gpt2_pequeno):
     r, pasta = inteira
     assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
     assert "Traceback" not in r.saida + r.erros
@@ -216,7 +220,8 @@ def test_licao_inteira_com_modelo(inteira):
     sem_caminhos = [linha for linha in r.saida.splitlines() if "pytest-" not in linha]
     assert max(len(linha) for linha in sem_caminhos) <= 80     # caminhos longos à parte
     s = r.saida
-    assert "capturo a entrada e a\nsaída da atenção de cada uma das 3 camadas" in s
+    assert (f"Num forward do próprio modelo ({gpt2_pequeno.name}), capturo a entrada e a saída da "
+            "atenção de cada uma das 3 camadas") in " ".join(s.split())
     assert "as 12 cabeças (3 camadas x 4)" in s
     # pesos aleatórios: a lição diz que este modelo não copia (veredito calculado)
     assert "este modelo não aprendeu a copiar" in s
@@ -234,7 +239,8 @@ def test_sem_modelo_explica_e_segue(tmp_path):
 
 def test_importar_a_04_e_barato_e_nao_roda_nada():
     """05, 06 e 08 importam a 04: ela não pode rodar nada nem puxar transformers/matplotlib."""
-    codigo = ("import sys, common; m = common.importar_licao('04_multihead'); "
+    codigo = ("import sys; from licao import importar_licao; "
+              "m = importar_licao('04_multihead'); "
               "print([k for k in ('transformers', 'matplotlib') if k in sys.modules]); "
               "print(hasattr(m, 'AtencaoMultiCabeca'))")
     r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ / "lab", capture_output=True)
@@ -259,12 +265,12 @@ def test_numeros_do_texto_da_apostila():
     proj, notas = L04.flops_por_token(d, 1024)
     n = 50
     acaso = sum(1 / (i + 1) for i in range(1 + n, 1 + 2 * n)) / n
-    for trecho in (f"que dá {common.inteiro(4 * d * d + 4 * d)} com *d* = 768",
-                   f"$T = 2d$: {common.inteiro(2 * d)} tokens no GPT-2 pequeno",
-                   f"a parte que depende de *T* já é {common.pct(notas / (proj + notas), 0)}",
-                   f"seria cerca de {common.num(acaso, 2)} com *n* = 50",
-                   f"$\\ln 50257 \\approx {common.num(math.log(50257), 1).replace(',', '{,}')}$",
-                   f"o que olhar ao acaso daria (cerca de {common.num(acaso, 2)})",
+    for trecho in (f"que dá {inteiro(4 * d * d + 4 * d)} com *d* = 768",
+                   f"$T = 2d$: {inteiro(2 * d)} tokens no GPT-2 pequeno",
+                   f"a parte que depende de *T* já é {pct(notas / (proj + notas), 0)}",
+                   f"seria cerca de {num(acaso, 2)} com *n* = 50",
+                   f"$\\ln 50257 \\approx {num(math.log(50257), 1).replace(',', '{,}')}$",
+                   f"o que olhar ao acaso daria (cerca de {num(acaso, 2)})",
                    f"sorteia {n} tokens", f"({1 + 2 * n} tokens)"):
         assert " ".join(trecho.split()) in texto, trecho
 
@@ -343,7 +349,7 @@ def test_resposta_2_juntar_sem_transpose(tmp_path):
     codigo, saida = _rodar(copia, "--so", "1")
     assert codigo == 1
     r = " ".join(_respostas().split())
-    for trecho in ("juntar_cabecas(separar_cabecas(x)) == x? NÃO", "certa = 8,03e-1",
+    for trecho in ("juntar_cabecas(separar_cabecas(x)) == x? NÃO", "certa: 8,03e-1",
                    "certa: 0,122", "FALHOU a autoverificação"):
         assert trecho in saida and trecho in r, trecho
 
@@ -385,3 +391,158 @@ def test_resposta_6_indices_sem_o_endoftext(tmp_path, gpt2_pequeno):
 def test_opcao_d_ruim_explica():
     r = rodar_script("04_multihead.py", "--d", "0")
     assert r.returncode == 2 and "fora do intervalo" in r.erros and "Traceback" not in r.erros
+
+
+# ------------------------------------------------------------ issue 19 e 22
+def test_pesos_do_gpt2_pela_nossa_classe_iguais_aos_do_transformers(pequeno):
+    """A 04 mede as cabeças com a própria AtencaoMultiCabeca (não com o ajudante da 03):
+    os pesos são os output_attentions da GPT2Attention eager."""
+    modelo, tok = pequeno
+    ids = L04.ids_do_texto(tok, modelo.config)
+    nossos = L04.pesos_do_gpt2(modelo, L04.entradas_e_saidas(modelo, ids))
+    with torch.no_grad():
+        deles = torch.cat(modelo(ids, output_attentions=True).attentions)  # (L, h, T, T)
+    assert nossos.shape == deles.shape and (nossos - deles).abs().max() < 1e-5
+
+
+def test_a_04_so_importa_da_03_o_que_ela_exporta():
+    import ast
+
+    arvore = ast.parse((RAIZ / "lab" / "04_multihead.py").read_text(encoding="utf-8"))
+    usados = {no.attr for no in ast.walk(arvore) if isinstance(no, ast.Attribute)
+              and isinstance(no.value, ast.Name) and no.value.id == "L03"}
+    assert usados <= set(L04.L03.__all__) and usados, usados
+    assert not usados & {"abaixo", "fmt", "padroes", "FRASE", "nome_token", "mapa_ascii"}
+
+
+def test_diagrama_da_inducao_aponta_a_posicao_do_texto():
+    """O ^ fica sob a posição 3 (o que veio depois de r2) e o | sob n+2, como a legenda e a
+    fórmula i - n + 1 dizem (o ^ estava sob a posição 2)."""
+    texto = APOSTILA.read_text(encoding="utf-8")
+    i = texto.index("posição:   0")
+    linhas = texto[i:texto.index("```", i)].splitlines()
+    posicao = linhas[0]
+    seta = linhas[2]
+    assert posicao[seta.index("^")] == "3"
+    n2 = posicao.index("n+2")
+    assert n2 <= seta.index("|") < n2 + 3
+    flecha = linhas[3][:44]                                 # a flecha, antes da legenda
+    assert flecha.index("+") == seta.index("^") and flecha.rindex("+") == seta.index("|")
+    legenda = " ".join(" ".join(l[44:] for l in linhas[3:]).split())
+    assert "na posição n+2 (token r2)" in legenda and "olha para a posição 3" in legenda
+    n, i_ = 50, 50 + 2                                  # posição n+2 ...
+    assert i_ - n + 1 == 3                              # ... olha para i - n + 1 = 3
+
+
+def test_notas_publicadas_com_a_ressalva_da_medida():
+    """A apostila cita as notas publicadas (0,83 a 0,93) dizendo que a medida não é a do lab:
+    o ARENA faz a média de 52 posições (2 na primeira cópia), o lab de 50."""
+    import re
+
+    n = 50
+    T = 1 + 2 * n
+    diagonal = torch.zeros(T, T).diagonal(offset=1 - n)           # a do ARENA
+    assert diagonal.numel() == 52
+    perfeita = torch.zeros(1, 1, T, T)
+    for i in range(1 + n, T):
+        perfeita[0, 0, i, i - n + 1] = 1.0
+    assert float(L04.notas_de_inducao(perfeita, n)) == 1.0
+    arena = float(perfeita[0, 0].diagonal(offset=1 - n).mean())
+    assert num(arena, 2) == "0,96" and arena == pytest.approx(50 / 52)
+    texto = " ".join(re.sub(r"^> ?", "", APOSTILA.read_text(encoding="utf-8"),
+                            flags=re.M).split())
+    for trecho in ("5.5 (0,932), 6.9 (0,913), 7.10 (0,910), 5.1 (0,908) e 7.2 (0,833)",
+                   "são 52 posições por sequência, 2 delas ainda na primeira cópia",
+                   "O lab tira a média só das 50 posições da segunda cópia",
+                   "teria 1,00 aqui e 50/52 ≈ 0,96 lá", "em 10 sequências",
+                   "induction-head-detector", "ARENA 3.0", "arXiv:2211.00593"):
+        assert trecho in texto, trecho
+    assert "0,8 e 0,93" not in texto
+
+
+def test_experimento_2_cabe_em_80_colunas_com_um_caminho_longo(gpt2_pequeno, tmp_path):
+    """A frase do experimento 2 quebrava antes de o caminho do modelo entrar (88 colunas)."""
+    import shutil
+
+    pasta = tmp_path / ("uma_pasta_de_modelos_com_nome_comprido_" * 3) / "meu_gpt2_de_teste"
+    shutil.copytree(gpt2_pequeno, pasta)
+    r = rodar_script("04_multihead.py", "--so", "2", "--sem-figuras",
+                     env={"LAB_MODELO": str(pasta)})
+    assert r.returncode == 0, r.saida + r.erros
+    assert "Num forward do próprio modelo (meu_gpt2_de_teste), capturo" in r.saida
+    longas = [linha for linha in r.saida.splitlines() if len(linha) > 80]
+    assert not longas, longas
+
+
+def test_erro_de_uso_do_d_cabe_em_80_colunas():
+    r = rodar_script("04_multihead.py", "--d", "100000")
+    assert r.returncode == 2 and "Traceback" not in r.erros
+    assert "use um inteiro de 1 a 65536 (exemplo: --d 1600)" in " ".join(r.erros.split())
+    assert all(len(linha) <= 80 for linha in r.erros.splitlines()), r.erros
+
+
+def _figuras_dos_experimentos(gpt2, tmp_path, monkeypatch, ks):
+    """Roda os experimentos ks no próprio processo e devolve as figuras que salvariam."""
+    import licao as encanamento
+
+    salvas = {}
+    licao = L04.LICAO
+    parser = encanamento.criar_parser("x", "x", licao.titulos, licao.opcoes)
+    monkeypatch.setattr(licao, "args", parser.parse_args(["--modelo", str(gpt2)]))
+    monkeypatch.setattr(licao, "_modelo", None)
+    monkeypatch.setattr(licao, "salvar_figura", lambda fig, nome: salvas.setdefault(nome, fig))
+    for k in ks:
+        licao.funcoes[k](licao)
+    return salvas
+
+
+def test_figuras_nome_curto_barra_de_cor_e_todos_os_rotulos(gpt2_pequeno, tmp_path,
+                                                            monkeypatch):
+    import shutil
+
+    pasta = tmp_path / ("pasta_comprida_" * 6) / "meu_gpt2"
+    shutil.copytree(gpt2_pequeno, pasta)
+    salvas = _figuras_dos_experimentos(pasta, tmp_path, monkeypatch, (4, 5))
+    camada = salvas["04_cabecas_camada.png"]
+    assert camada._suptitle.get_text().startswith("meu_gpt2: as 4 cabeças da camada 2")
+    barras = [ax for ax in camada.axes if ax.get_ylabel() == "peso de atenção"]
+    assert len(barras) == 1
+    inducao = salvas["04_inducao.png"]
+    principal = inducao.axes[0]
+    assert principal.get_title() == "Cabeças de indução: meu_gpt2"
+    assert list(principal.get_xticks()) == [0, 1, 2, 3]            # todas as cabeças
+    assert list(principal.get_yticks()) == [0, 1, 2]               # todas as camadas
+    assert inducao.axes[1].get_ylabel() == "nota de indução"
+
+
+def test_confere_04_da_resposta_2(tmp_path):
+    """O confere_04.py dos exercícios, contra a cópia do exercício 2, imprime o que a
+    resposta diz (e, contra uma cópia sem mudança, que confere)."""
+    import os
+    import re
+
+    texto = APOSTILA.read_text(encoding="utf-8")
+    exercicios = texto[texto.index("## 7. Exercícios"):texto.index("## Notas para o professor")]
+    (codigo,) = re.findall(r"```python\n(.*?)```", exercicios, re.S)
+    resposta = _respostas()
+    (esperado,) = re.findall(r"```text\n(.*?)```", resposta[resposta.index("**2. "):
+                                                           resposta.index("**3. ")], re.S)
+    ambiente = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8"}
+    for de, para, saida in ((["return y.transpose(1, 2).reshape(B, T, h * dh)"],
+                             ["return y.reshape(B, T, h * dh)"], esperado.strip()),
+                            ([], [], "juntar_cabecas: confere com a referência nas 2 entradas."
+                             "\na sua AtencaoMultiCabeca: confere com a referência nas 2 "
+                             "entradas.")):
+        pasta = tmp_path / str(len(de))
+        pasta.mkdir()
+        copia = _copia(pasta, de, para)
+        r = subprocess.run([sys.executable, "-c", codigo], cwd=copia.parent.parent,
+                           capture_output=True, timeout=180, env=ambiente)
+        assert r.returncode == 0, r.stderr.decode()
+        assert r.stdout.decode("utf-8").strip() == saida
+
+
+def test_plano_de_90_minutos():
+    from test_03_attention import conferir_plano_de_90_minutos
+
+    conferir_plano_de_90_minutos(APOSTILA, len(L04.LICAO.titulos))
