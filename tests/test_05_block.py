@@ -12,10 +12,12 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
-import common
-from conftest import RAIZ, rodar_script
+import console
+from carregar_gpt2 import carregar_gpt2
+from conftest import ENCANAMENTO, RAIZ, rodar_script
+from licao import importar_licao
 
-L05 = common.importar_licao("05_block")
+L05 = importar_licao("05_block")
 
 
 def mascara_causal(T):
@@ -181,8 +183,7 @@ def test_barra_conta_os_passos_pedidos(monkeypatch):
         def avancar(self):
             registro["avancos"] += 1
 
-    monkeypatch.setattr(common, "Progresso", Barra)
-    monkeypatch.setattr(common, "dizer", lambda *_: None)
+    monkeypatch.setattr(L05, "Progresso", Barra)
     monkeypatch.setattr(L05, "dizer", lambda *_: None)
     args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3, aquecimento=0,
                                  inicializacao="pytorch")
@@ -271,6 +272,61 @@ def test_ctrl_c_no_treino_para_ja():
     assert "Resumo" not in texto
 
 
+def _copia_do_lab(tmp_path, de, para):
+    """Uma raiz de lab temporária com lab/meu_05.py (a lição com uma substituição de texto,
+    como o aluno faria à mão), ao lado do encanamento e das lições que ela importa."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
+                                                              "04_multihead.py"))]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    original = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
+    assert original.count(de) == 1, de
+    copia = lab / "meu_05.py"
+    copia.write_text(original.replace(de, para), encoding="utf-8")
+    return copia
+
+
+def _rodar_copia(copia, *args):
+    import subprocess
+    import sys
+
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
+                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
+    return r.returncode, r.stdout.decode("cp1252", "replace")
+
+
+def test_sem_o_residual_o_passo_a_passo_nao_confere_e_sai_com_1(tmp_path):
+    """Issue 19: a conferência do experimento 1 conta. Sem a soma do residual no forward
+    do Bloco (numa cópia), a linha diz NÃO, o experimento falha e a execução sai com 1
+    (antes saía 0, com 'Passo a passo = bloco(x)? NÃO.' na tela)."""
+    copia = _copia_do_lab(tmp_path, "x = x + self.mlp(self.ln_2(x))    # computação",
+                          "x = self.mlp(self.ln_2(x))    # computação")
+    codigo, saida = _rodar_copia(copia, "--so", "1")
+    assert codigo == 1, saida
+    assert "Passo a passo = bloco(x)? NÃO." in saida
+    assert "FALHOU a autoverificação: não confere: passo a passo = bloco(x)" in saida
+    assert "falhou: 1. Monte o bloco e veja as formas" in saida and "Próximo passo" not in saida
+
+
+def test_um_erro_na_copia_do_aluno_diz_arquivo_e_linha(tmp_path):
+    """Issue 19: nn.Linear(4 * d, d) trocado por nn.Linear(d, d) numa cópia: o erro sai em
+    português com o arquivo e a linha do aluno, e os outros experimentos rodam."""
+    copia = _copia_do_lab(tmp_path, "self.c_proj = nn.Linear(4 * d, d)",
+                          "self.c_proj = nn.Linear(d, d)")
+    codigo, saida = _rodar_copia(copia, "--so", "1,6", "--sem-figuras")
+    assert codigo == 1 and "Traceback" not in saida, saida
+    linha = next(n for n, x in enumerate(copia.read_text(encoding="utf-8").splitlines(), 1)
+                 if "m = bloco.mlp.c_proj(m)" in x)       # o experimento 1 chama c_proj
+    assert f"meu_05.py:{linha}, na função exp_formas:" in saida, saida
+    assert "FALHOU: RuntimeError: mat1 and mat2 shapes cannot be multiplied" in saida
+    assert "Experimento 6/6" in saida and "1 de 2 experimentos rodou." in saida
+
+
 def test_tarefa_do_token_anterior():
     ids, alvo = L05.lote_token_anterior(torch.Generator().manual_seed(0))
     assert (alvo[:, 0] == -100).all() and torch.equal(alvo[:, 1:], ids[:, :-1])
@@ -279,7 +335,7 @@ def test_tarefa_do_token_anterior():
 # ------------------------------------------------------------ experimentos 3 e 4
 @pytest.fixture(scope="module")
 def pequeno(gpt2_pequeno):
-    return common.carregar_gpt2(str(gpt2_pequeno))
+    return carregar_gpt2(str(gpt2_pequeno))
 
 
 def _estados_na_mao(modelo, ids):
@@ -333,7 +389,7 @@ def test_parametros_do_modelo_carregado(gpt2_pequeno):
     r = rodar_script("05_block.py", "--so", "5", env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0
     d = 64
-    assert common.inteiro(12 * d * d + 13 * d) in r.saida and "modelo carregado" in r.saida
+    assert console.inteiro(12 * d * d + 13 * d) in r.saida and "modelo carregado" in r.saida
 
 
 def test_gelu_bate_com_facts():
@@ -371,7 +427,7 @@ def test_logit_lens_mostra_os_tokens_inteiros(pequeno, gpt2_pequeno, colunas):
         celulas = [linha.replace("|", " ").split() for linha in regiao.splitlines()]
         for c in range(i.shape[0]):
             rotulo = "emb" if c == 0 else str(c)
-            esperado = "".join(L05._token(tok, x, espaco="_") for x in i[c])
+            esperado = "".join(console.token(tok, x, 7, espaco="_") for x in i[c])
             esperado = esperado.encode("cp1252", "replace").decode("cp1252")
             achado = "".join("".join(cs[1:]) for cs in celulas if cs[:1] == [rotulo]
                              and len(cs) > 1)
@@ -382,7 +438,7 @@ def test_licao_inteira_com_modelo(gpt2_pequeno, tmp_path):
     r = rodar_script("05_block.py", "--figuras", str(tmp_path),
                      env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
-    # COLUMNS=80. "Figura salva: <pasta>" é de common.salvar_figura (ramo fundação) e traz
+    # COLUMNS=80. "Figura salva: <pasta>" é de figuras.salvar e traz
     # o caminho que o aluno escolheu: fica de fora aqui (veja o relatório da lição 05)
     largas = [x for x in _linhas_largas(r.saida) if not x.startswith("Figura salva: ")]
     assert not largas, largas
