@@ -212,15 +212,36 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
     return perfil, grad1, perdas
 
 
+def treinar_juntas(tarefas):
+    """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo (uma
+    thread cada, um núcleo cada); os resultados, na ordem das tarefas.
+
+    Os pesos são sorteados aqui, antes, na thread principal (nova_pilha semeia o sorteio):
+    cada thread só treina, com seus pesos e seu gerador de lotes, e dá bit a bit os números
+    que daria sozinha. Ctrl+C para na hora: licao.interromper sai sem esperar as threads
+    (esperá-las levava o torch a abortar o processo ao sair)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from licao import esperar, interromper
+
+    for kw in tarefas:
+        kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),
+                                           inicializacao=kw.get("inicializacao", "pytorch")))
+    with ThreadPoolExecutor(2) as grupo:
+        futuros = [grupo.submit(treinar_pilha, **kw) for kw in tarefas]
+        try:
+            return esperar(futuros)
+        except KeyboardInterrupt:
+            interromper()
+
+
 def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA, aquecimento=0,
                     inicializacao="pytorch"):
-    """Pre-LN e depois Post-LN, cada uma com seus pesos e seu gerador de lotes.
-
-    Uma depois da outra, na thread principal: Ctrl+C para na hora (com duas threads de
-    treino, o torch às vezes aborta o processo ao sair)."""
-    return tuple(treinar_pilha(pre_ln, semente, passos=passos, lr=lr, barra=barra,
-                               aquecimento=aquecimento, inicializacao=inicializacao)
-                 for pre_ln in (True, False))
+    """Pre-LN e Post-LN, cada uma com seus pesos e seu gerador de lotes, ao mesmo tempo."""
+    return tuple(treinar_juntas([dict(pre_ln=pre_ln, semente=semente, passos=passos, lr=lr,
+                                      barra=barra, aquecimento=aquecimento,
+                                      inicializacao=inicializacao)
+                                 for pre_ln in (True, False)]))
 
 
 def quedas(grad1):
@@ -312,13 +333,14 @@ def exp_pre_post(licao):
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
         with Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
-            pre, pos = treinar_as_duas(semente, barra, passos, taxa, aquecimento, inicio)
-            # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
-            raso = {}
-            for pre_ln in (True, False):
-                raso[pre_ln] = treinar_pilha(pre_ln, semente, passos=0, camadas=10,
-                                             inicializacao=inicio)[0][-1]
-                barra.avancar()
+            comum = dict(semente=semente, inicializacao=inicio, barra=barra)
+            pre, pos, raso_pre, raso_pos = treinar_juntas([
+                dict(pre_ln=True, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+                dict(pre_ln=False, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+                # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
+                dict(pre_ln=True, passos=0, camadas=10, **comum),
+                dict(pre_ln=False, passos=0, camadas=10, **comum)])
+            raso = {True: raso_pre[0][-1], False: raso_pos[0][-1]}
     finally:
         torch.set_num_threads(threads)
     camadas = len(pre[0])

@@ -18,10 +18,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import common
-from conftest import RAIZ
+from conftest import ENCANAMENTO, RAIZ
+from console import cientifico, inteiro, num, tamanho
+from licao import importar_licao
 
-L05 = common.importar_licao("05_block")
+L05 = importar_licao("05_block")
 TEXTO = " ".join((RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8").split())
 
 
@@ -42,7 +43,7 @@ def um_thread():
 
 
 def test_gradiente_sem_residual():
-    diz(f"0{{,}}9^{{48}} \\approx {common.num(0.9 ** 48, 4).replace(',', '{,}')}")
+    diz(f"0{{,}}9^{{48}} \\approx {num(0.9 ** 48, 4).replace(',', '{,}')}")
 
 
 def test_formulas_da_conta_de_parametros():
@@ -71,9 +72,9 @@ def test_gpt2_xl_exercicio_4():
     por_bloco = sum(p.numel() for p in m.transformer.h[0].parameters())
     total = sum(p.numel() for p in m.parameters())  # o peso amarrado conta uma vez
     assert por_bloco == 12 * 1600 ** 2 + 13 * 1600
-    diz(f"{common.inteiro(por_bloco)} por bloco e {common.inteiro(total)} no total")
-    diz(f"são {common.tamanho(4 * total)} de pesos em fp32")
-    diz(f"cerca de {common.num(1.3 * 4 * total / 2 ** 30, 1)} GiB de memória livre")
+    diz(f"{inteiro(por_bloco)} por bloco e {inteiro(total)} no total")
+    diz(f"são {tamanho(4 * total)} de pesos em fp32")
+    diz(f"cerca de {num(1.3 * 4 * total / 2 ** 30, 1)} GiB de memória livre")
 
 
 def test_layernorm_de_3_e_4():
@@ -86,8 +87,8 @@ def test_derivadas_da_gelu():
     x = torch.tensor([-2.0, -5.0, -0.7518], dtype=torch.float64, requires_grad=True)
     F.gelu(x).sum().backward()
     d2, d5, dmin = x.grad.tolist()
-    diz(f"GELU′(−2) ≈ {common.num(d2, 3).replace('-', '−')}")
-    diz(f"GELU′(−5) ≈ {common.cientifico(d5, 1).replace('-', '−', 1)}")
+    diz(f"GELU′(−2) ≈ {num(d2, 3).replace('-', '−')}")
+    diz(f"GELU′(−5) ≈ {cientifico(d5, 1).replace('-', '−', 1)}")
     assert abs(dmin) < 1e-5  # zero no mínimo
     diz("4,73e-4 (menos de um milésimo)")
 
@@ -99,8 +100,8 @@ def test_razoes_no_inicio_em_dez_sementes(um_thread):
         pos = L05.treinar_pilha(False, s, passos=0)[0]
         camada1.append(pos[0] / pre[0])
         camada40.append(pos[-1] / pre[-1])
-    diz(f"entre {common.num(min(camada1), 2)} e {common.num(max(camada1), 1)} na camada 1, "
-        f"e entre {common.num(min(camada40), 1)} e {common.num(max(camada40), 1)} na\n"
+    diz(f"entre {num(min(camada1), 2)} e {num(max(camada1), 1)} na camada 1, "
+        f"e entre {num(min(camada40), 1)} e {num(max(camada40), 1)} na\n"
         "camada 40")
 
 
@@ -139,7 +140,7 @@ def test_treino_sem_aquecimento_faixas(sementes):
     nao = [s for s in pre if s not in aprende]
     assert len(aprende) == 6 and nao == [1, 3, 5, 7]
     diz("só em 6 das 10 sementes ficou mais de 0,10 abaixo dele. Nas sementes 1, 3, 5 e 7")
-    assert "(2,75)" in TEXTO and common.num(pre[3][2][-1], 2) == "2,75"
+    assert "(2,75)" in TEXTO and num(pre[3][2][-1], 2) == "2,75"
 
 
 @pytest.fixture(scope="module")
@@ -262,7 +263,7 @@ def test_exercicio_2_outras_sementes(taxa_menor):
     assert "aprendendo" in L05.frase_perda(pre0[2])
     resposta("cai 47 vezes no pior passo")
     resposta("chega a cair mais de 700 vezes e depois volta")
-    resposta(f"de {common.num(pre0[2][0], 2)} a {common.num(pre0[2][-1], 2)} na semente 0")
+    resposta(f"de {num(pre0[2][0], 2)} a {num(pre0[2][-1], 2)} na semente 0")
 
 
 def test_exercicio_3_semente_1(um_thread):
@@ -276,15 +277,15 @@ def test_exercicio_3_semente_1(um_thread):
 def test_exercicio_4_a_mao():
     d, V, P, L = 1600, 50257, 1024, 48
     bloco = 12 * d * d + 13 * d
-    resposta(f"$12d^2 = {common.inteiro(12 * d * d)}$ e $13d = {common.inteiro(13 * d)}$")
-    resposta(f"`wte` = 50.257 × 1.600 = {common.inteiro(V * d)}")
-    resposta(f"`wpe` = 1.024 × 1.600 = {common.inteiro(P * d)}")
-    resposta(f"48 blocos = {common.inteiro(L * bloco)}; "
-             f"`ln_f` = 2 × 1.600 = {common.inteiro(2 * d)}")
+    resposta(f"$12d^2 = {inteiro(12 * d * d)}$ e $13d = {inteiro(13 * d)}$")
+    resposta(f"`wte` = 50.257 × 1.600 = {inteiro(V * d)}")
+    resposta(f"`wpe` = 1.024 × 1.600 = {inteiro(P * d)}")
+    resposta(f"48 blocos = {inteiro(L * bloco)}; "
+             f"`ln_f` = 2 × 1.600 = {inteiro(2 * d)}")
     total = V * d + P * d + L * bloco + 2 * d
     assert total == 1_557_611_200  # FACTS.md
-    resposta(f"**{common.inteiro(bloco)}** parâmetros")
-    resposta(f"Total: **{common.inteiro(total)}**")
+    resposta(f"**{inteiro(bloco)}** parâmetros")
+    resposta(f"Total: **{inteiro(total)}**")
 
 
 def test_exercicio_5_sem_ln_f(tmp_path, sementes, um_thread):
@@ -299,9 +300,9 @@ def test_exercicio_5_sem_ln_f(tmp_path, sementes, um_thread):
     sem = modulo.treinar_pilha(True, 0)[2]
     com = sementes[0][0][2]
     assert sem[0] > math.log(16) and "aprendendo" in L05.frase_perda(sem)
-    resposta(f"a perda vai de {common.num(sem[0], 2)} a {common.num(sem[-1], 2)}, contra "
-             f"{common.num(com[0], 2)} a {common.num(com[-1], 2)} com o `ln_f`")
-    resposta(f"`A perda foi de {common.num(sem[0], 2)} a {common.num(sem[-1], 2)}`")
+    resposta(f"a perda vai de {num(sem[0], 2)} a {num(sem[-1], 2)}, contra "
+             f"{num(com[0], 2)} a {num(com[-1], 2)} com o `ln_f`")
+    resposta(f"`A perda foi de {num(sem[0], 2)} a {num(sem[-1], 2)}`")
 
 
 def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
@@ -313,7 +314,8 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
     respostas = bruto[bruto.index("## Respostas dos exercícios"):]
     codigo = re.search(r"```python\n(\"\"\"Exercício 6.*?)```", respostas, re.S).group(1)
-    assert 'common.importar_licao("05_block")' in codigo and len(codigo.splitlines()) <= 40
+    assert 'L05 = importar_licao("05_block")' in codigo and len(codigo.splitlines()) <= 40
+    assert "common" not in codigo  # o lab/common.py vai embora: a solução usa licao e console
     esperado = re.search(r"```text\n(ReLU, .*?)\n```", respostas, re.S).group(1).splitlines()
     arquivo = tmp_path / "meus_mortos.py"
     arquivo.write_text(codigo, encoding="utf-8")
@@ -327,3 +329,53 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     assert saida[0] in (esperado[0], esperado[0].replace("263 de", "262 de")), saida
     assert saida[1] == esperado[1]
     resposta("O 263 pode sair 262 no seu computador")
+
+
+# ------------------------------------------------------------ o conferir dos exercícios
+def _trecho_python(depois_de: str) -> str:
+    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)```", bruto[bruto.index(depois_de):], re.S).group(1)
+
+
+def _confere_05(tmp_path, de=None, para=None):
+    """O confere_05.py da seção 8, rodado da raiz de um lab temporário com a cópia do aluno
+    (lab/meu_05.py, a lição com uma substituição de texto) ao lado das lições que ela usa."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir(parents=True)
+    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
+                                                              "04_multihead.py", "05_block.py"))]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    fonte = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
+    if de:
+        assert fonte.count(de) == 1, de
+        fonte = fonte.replace(de, para)
+    (lab / "meu_05.py").write_text(fonte, encoding="utf-8")
+    codigo = _trecho_python("**Como conferir o seu código.**")
+    assert "conferir(" in codigo and "common" not in codigo
+    (tmp_path / "confere_05.py").write_text(codigo, encoding="utf-8")
+    ambiente = dict(os.environ, PYTHONIOENCODING="utf-8", COLUMNS="80")
+    r = subprocess.run([sys.executable, "confere_05.py"], cwd=tmp_path, capture_output=True,
+                       env=ambiente, timeout=300)
+    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
+    return r.stdout.decode("utf-8")
+
+
+def test_exercicio_8_confere_05_com_a_copia_certa_e_a_estragada(tmp_path):
+    """O confere_05.py imprime o que a resposta 8 mostra com a cópia igual à lição; sem a
+    soma do residual no MLP do Pre-LN, diz NÃO confere (com a dica) só para o Pre-LN."""
+    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
+    r8 = bruto[bruto.index("**8. O seu bloco, de memória.**"):]
+    esperado = re.search(r"```text\n(.*?)```", r8, re.S).group(1).strip()
+    assert _confere_05(tmp_path / "certa").strip() == esperado
+    saida = _confere_05(tmp_path / "estragada", "x = x + self.mlp(self.ln_2(x))    # computação",
+                        "x = self.mlp(self.ln_2(x))    # computação")
+    linhas = saida.strip().splitlines()
+    assert linhas[0].startswith("o seu Bloco (pre_ln=True): NÃO confere. entrada 1 de 2:"), saida
+    corrido = " ".join(saida.split())
+    assert "valores diferem" in corrido and "Dica: cada peça soma no fluxo" in corrido
+    assert linhas[-1] == "o seu Bloco (pre_ln=False): confere com a referência nas 2 entradas."
+    resposta("a linha do Pre-LN diz `NÃO confere`")
+    resposta("a do Post-LN ainda confere")
+    resposta("`Passo a passo = bloco(x)? NÃO.`")  # tests/test_05_block.py roda essa cópia
