@@ -653,13 +653,13 @@ def exp_gelu(licao):
           "tem derivada zero num ponto, o seu mínimo.")
     if not licao.quer_figuras:
         return
-    fig, (ax1, ax2) = figuras.figura(10, 4, ncols=2, margens=(0.55, 0.15, 0.55, 0.35),
-                                    ajuste={"wspace": 0.2})
+    fig, (ax1, ax2) = figuras.figura(10, 4, ncols=2, margens=(0.8, 0.15, 0.55, 0.35),
+                                    ajuste={"wspace": 0.3})
     ax1.plot(x, gelu_exata(x), label="GELU")
     ax1.plot(x, F.relu(x), "--", label="ReLU")
-    ax1.set(title="GELU contra ReLU", xlabel="x")
+    ax1.set(title="GELU contra ReLU", xlabel="x", ylabel="f(x)")
     ax2.plot(largo[::1000], dif[::1000])
-    ax2.set(title="|GELU exata - GELU tanh|", xlabel="x")
+    ax2.set(title="|GELU exata - GELU tanh|", xlabel="x", ylabel="diferença")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     ax1.legend()

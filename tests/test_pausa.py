@@ -79,7 +79,8 @@ ROTEIRO = [
      '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of"'),
     # com o tokenizador dos testes a frase tem 22 tokens: a tabela sai em duas partes
     ("Experimento 4/6 · Logit lens", ['"The Eiffel Tower is in the city of"', " emb ", " 12 "],
-     '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of" (pos'),
+     # o aviso curto, inteiro em 80 colunas (o título da parte, longo, era cortado numa palavra)
+     "[Enter] 4/6, a seguir: a mesma frase, posições 12 a 22 de 22  (r: repete)"),
     ("Experimento 4/6 · Logit lens", [" emb ", " 12 ", 'Depois de "The Eiffel Tower'],
      "[Enter] 5/6 · Os parâmetros de um bloco real"),
     ("Experimento 5/6 · Os parâmetros de um bloco real, peça por peça",
