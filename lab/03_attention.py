@@ -57,6 +57,13 @@ def atencao(q, k, v, causal=False):
     return pesos @ v, pesos                                    # (..., T, d_v)
 
 
+def entropia(p):
+    """Entropia, em nats, de cada distribuição p (..., S) (linhas que somam 1), com
+    0 ln 0 = 0: xlogy dá 0 onde p = 0 em qualquer dtype (um clamp em 1e-300 vira 0 em
+    float32, e 0 * log 0 dava NaN)."""
+    return -torch.special.xlogy(p, p).sum(-1)                  # (...)
+
+
 class Cabeca(nn.Module):
     """Uma cabeça: projeta cada token em q, k e v (d -> d_k) e mistura os v."""
 
@@ -139,10 +146,6 @@ def exp_a_mao(licao):
 
 
 # ============================================================ experimento 2
-def entropia(p):
-    return -(p * p.clamp_min(1e-300).log()).sum(-1)            # em nats
-
-
 def saturacao(d_k, gerador, linhas=512, chaves=16):
     """Para q e k com coordenadas N(0, 1): variância de q.k e, com e sem a escala,
     o maior peso, a entropia e a norma do gradiente que volta pelo softmax."""

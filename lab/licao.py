@@ -27,6 +27,7 @@ import argparse
 import importlib.util
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -117,7 +118,10 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         import textwrap  # sem quebrar no hífen: '--tokens-' + 'inferencia' não é uma opção
 
-        texto = textwrap.fill(f"erro: {message}", width=largura() - 1, break_on_hyphens=False)
+        # "exemplo: --d 2048" numa linha só (o aluno copia o exemplo inteiro)
+        colado = re.sub(r"exemplo: [^;)]*", lambda m: m.group().replace(" ", "\xa0"), message)
+        texto = textwrap.fill(f"erro: {colado}", width=largura() - 1,
+                              break_on_hyphens=False).replace("\xa0", " ")
         sys.stderr.write(f"{texto}\nPara ajuda: {self.prog} --help\n")
         sys.exit(2)
 

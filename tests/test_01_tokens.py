@@ -235,7 +235,8 @@ def test_pt_en_do_aluno(real, pasta_real, tmp_path):
     assert f"Razão de tokens português/inglês: {num(razao, 2)}" in r.saida
     assert f"parágrafo 2: {len(real.encode(pt[1]))} contra {len(real.encode(en[1]))}" in r.saida
     r = rodar_script("01_tokens.py", "--so", "5", "--pt", str(tmp_path / "nao.txt"))
-    assert r.returncode == 2 and "não existe" in r.erros and "Traceback" not in r.erros
+    assert r.returncode == 2 and "Traceback" not in r.erros
+    assert "não existe" in " ".join(r.erros.split())  # o caminho longo pode quebrar a linha
 
 
 # ------------------------------------------------------------ entradas do aluno (issue 22)

@@ -12,7 +12,7 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
-from conftest import ENCANAMENTO, RAIZ, rodar_script, pasta_da_sessao
+from conftest import ENCANAMENTO, RAIZ, pasta_da_sessao, rodar_script
 from console import inteiro, num, pct
 from licao import importar_licao
 
@@ -515,6 +515,7 @@ def test_figuras_nome_curto_barra_de_cor_e_todos_os_rotulos(gpt2_pequeno, tmp_pa
     assert inducao.axes[1].get_ylabel() == "nota de indução"
 
 
+@pytest.mark.cpus
 def test_confere_04_da_resposta_2(tmp_path):
     """O confere_04.py dos exercícios, contra a cópia do exercício 2, imprime o que a
     resposta diz (e, contra uma cópia sem mudança, que confere)."""

@@ -145,3 +145,24 @@ def test_uma_grafia_por_termo(arquivo):
             linha = texto[:m.start()].count("\n") + 1
             erros.append(f"linha {linha}: {m.group(0)!r} -> {certo}")
     assert not erros, f"{arquivo.name}:\n" + "\n".join(erros)
+
+
+def _prerequisitos(caminho: Path) -> str:
+    texto = caminho.read_text(encoding="utf-8")
+    assert "## Pré-requisitos" in texto, f"{caminho.name} sem a seção de pré-requisitos"
+    return texto.split("## Pré-requisitos", 1)[1].split("\n## ", 1)[0]
+
+
+def test_prerequisitos_no_readme_e_no_indice():
+    """Issue 22: o README e o índice das apostilas têm a mesma seção de pré-requisitos (só o
+    caminho do glossário muda), e cada ideia que ela resume é um termo do glossário."""
+    raiz = _prerequisitos(RAIZ / "README.md")
+    indice = _prerequisitos(RAIZ / "apostilas" / "README.md")
+    assert raiz.replace("(apostilas/glossario.md)", "(glossario.md)") == indice
+    glossario = GLOSSARIO.read_text(encoding="utf-8").lower()
+    termos = re.findall(r"^- \*\*(.+?)\*\*", raiz, flags=re.M)
+    assert len(termos) >= 6, termos
+    for termo in termos:
+        termo = termo.strip("`").lower()
+        termo = {"backward()": "passada para a frente / para trás"}.get(termo, termo)
+        assert f"| **{termo}** |" in glossario, f"'{termo}' não está no glossário"

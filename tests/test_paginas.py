@@ -9,12 +9,14 @@ import argparse
 import math
 import random
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 import console
 import paginas
+from conftest import rodar_script
 from navegador import rodar_no_node, script_da_pagina
 
 
@@ -168,3 +170,30 @@ def test_encanamento_conhece_paginas():
     import licao
 
     assert "paginas.py" in licao._ENCANAMENTO
+
+
+# ------------------------------------------------------------ as páginas das apostilas
+GRAVADAS = sorted((Path(__file__).resolve().parent.parent / "apostilas" / "paginas").glob("*.html"))
+
+
+def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
+    """Quem só lê as apostilas abre a página já gravada (apostilas/paginas/), sem rodar nada:
+    cada lição com --html tem a sua lá, e a apostila aponta para ela."""
+    raiz = Path(__file__).resolve().parent.parent
+    com_html = sorted(p.stem for p in (raiz / "lab").glob("[0-9][0-9]_*.py")
+                      if "paginas.opcoes()" in p.read_text(encoding="utf-8"))
+    assert com_html and [p.stem for p in GRAVADAS] == com_html
+    for nome in com_html:
+        apostila = (raiz / "apostilas" / f"{nome}.md").read_text(encoding="utf-8")
+        assert f"(paginas/{nome}.html)" in apostila, f"a apostila {nome} não aponta a página"
+
+
+@pytest.mark.parametrize("gravada", GRAVADAS, ids=lambda p: p.stem)
+def test_a_pagina_das_apostilas_e_a_que_a_licao_grava(gravada, tmp_path):
+    """A página guardada no repositório não fica para trás da lição: é byte a byte a que
+    `--html` grava hoje (grave de novo com `lab/NN.py --html apostilas/paginas`)."""
+    r = rodar_script(f"{gravada.stem}.py", "--html", str(tmp_path))
+    assert r.returncode == 0, r.saida + r.erros
+    assert (tmp_path / gravada.name).read_bytes() == gravada.read_bytes(), (
+        f"apostilas/paginas/{gravada.name} está velha: rode "
+        f"lab/{gravada.stem}.py --html apostilas/paginas")
