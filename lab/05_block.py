@@ -641,7 +641,8 @@ def exp_gelu(licao):
     dizer(f"\nGELU exata x forma com tanh (a do GPT-2) em [-6, 6]: maior diferença\n"
           f"{cientifico(float(dif.max()))} em x = {num(onde, 2)} "
           f"(e em x = {num(-onde, 2)}, por simetria da diferença).")
-    minimo = torch.linspace(-3, 0, 3_000_001, dtype=torch.float64)
+    # o mínimo está em [-1; -0,5] (a tabela acima): a mesma grade de passo 1e-6, só ali
+    minimo = torch.linspace(-1, -0.5, 500_001, dtype=torch.float64)
     g = gelu_exata(minimo)
     dizer(f"Mínimo da GELU: {num(float(g.min()), 5)} em x = {num(float(minimo[g.argmin()]), 4)}."
           f"  GELU(1) = {num(float(gelu_exata(torch.tensor(1.0, dtype=torch.float64))), 4)}.")
