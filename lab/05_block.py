@@ -509,6 +509,13 @@ def tabelas_lente(titulo, entrada, linhas, largura):
     return tabelas  # nem uma coluna por parte cabe: o terminal é estreito demais
 
 
+def frase_da_aposta(texto, final, p):
+    """'Depois de "..." o modelo aposta em "..." (12,3 %).' na largura do terminal, sem
+    separar o número do '%' (o espaço entre eles não quebra a linha)."""
+    frase = f"Depois de \"{texto}\" o modelo aposta em \"{final}\" ({pct(p)})."
+    return quebrar(frase.replace(" %", "\u00a0%")).replace("\u00a0", " ")
+
+
 @LICAO.experimento(4)
 def exp_logit_lens(licao):
     modelo, tokenizador = licao.gpt2()
@@ -533,9 +540,7 @@ def exp_logit_lens(licao):
             dizer(quebrar(tabela.nome + ":"))
             console().print(tabela)
         final = token(tokenizador, i[L, -1], 20, " ")
-        frase = f"Depois de \"{texto}\" o modelo aposta em \"{final}\" ({pct(float(p[L, -1]))})."
-        # o "(0,0 %)" numa linha só: o espaço antes do % não quebra
-        dizer(quebrar(frase.replace(" %", "\u00a0%")).replace("\u00a0", " ") + "\n")
+        dizer(frase_da_aposta(texto, final, float(p[L, -1])) + "\n")
     if not licao.quer_figuras:
         return
     # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.

@@ -434,6 +434,22 @@ def test_logit_lens_mostra_os_tokens_inteiros(pequeno, gpt2_pequeno, colunas):
             assert achado == esperado, (texto, rotulo)
 
 
+def test_frase_da_aposta_nao_separa_o_numero_do_porcento(monkeypatch):
+    """Issue 22: em 80 colunas, a frase do fim do experimento 4 quebrava entre '(0,0' e '%)'.
+    Com a segunda frase da lente e o final " Paris", a quebra cairia justo ali."""
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *_: os.terminal_size((80, 24)))
+    texto = L05.LENTE[1]
+    frase = L05.frase_da_aposta(texto, " Paris", 0.0001)
+    linhas = frase.splitlines()
+    assert " ".join(linhas) == (f'Depois de "{texto}" o modelo aposta em " Paris" (0,0 %).')
+    assert all(len(x) <= 79 for x in linhas) and not any(x.endswith("(0,0") for x in linhas)
+    assert any(x.startswith("(0,0 %)") for x in linhas), linhas
+    ingenua = console.quebrar(" ".join(linhas))        # a frase antiga: quebrava no meio
+    assert any(x.endswith("(0,0") for x in ingenua.splitlines()), ingenua
+
+
 def test_licao_inteira_com_modelo(gpt2_pequeno, tmp_path):
     r = rodar_script("05_block.py", "--figuras", str(tmp_path),
                      env={"LAB_MODELO": str(gpt2_pequeno)})
