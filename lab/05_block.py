@@ -1,88 +1,38 @@
-"""Lição 05 · O bloco Transformer completo.
-
-Atenção (os tokens conversam) + MLP (cada token pensa sozinho), cada um com
-LayerNorm antes e conexão residual em volta. Leia junto: apostilas/05_block.md.
-"""
-import argparse
+"""Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md): atenção + MLP,
+cada um com LayerNorm antes e residual em volta; Pre-LN x Post-LN; fluxo residual e logit lens."""
 import math
 import sys
 
-import common
+from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 
-# Experimento 2: os padrões de --passos e --taxa (o exercício 2 da apostila os muda).
-PASSOS = 20      # passos de treino
-TAXA = 3e-3      # taxa de aprendizado do Adam (sem aquecimento)
-INICIOS = ("pytorch", "gpt2")  # --inicializacao: a padrão do PyTorch ou a do GPT-2 (exercício 3)
-
-
-def _inteiro(minimo: int, se_menor: str):
-    """Tipo do argparse: um inteiro >= minimo; senão, a mensagem em português."""
-    def ler(texto):
-        try:
-            n = int(texto)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{texto}' não é um número inteiro") from None
-        if n < minimo:
-            raise argparse.ArgumentTypeError(f"{texto}: {se_menor}")
-        return n
-    return ler
-
-
-_passos = _inteiro(1, "use pelo menos 1 passo")
-_aquecimento = _inteiro(0, "use 0 (sem aquecimento) ou mais passos")
-
-
-def _taxa(texto):
-    try:
-        x = float(texto.replace(",", "."))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"'{texto}' não é um número; exemplo: --taxa 1e-3") from None
-    if not 0 < x <= 1:
-        raise argparse.ArgumentTypeError(f"{texto}: use uma taxa entre 0 e 1")
-    return x
-
-
-def _argumentos(parser):
-    parser.add_argument("--passos", type=_passos, default=PASSOS, metavar="N",
-                        help=f"passos de treino do experimento 2 (padrão: {PASSOS})")
-    parser.add_argument("--taxa", type=_taxa, default=TAXA, metavar="X",
-                        help="taxa de aprendizado do experimento 2 (padrão: 3e-3)")
-    parser.add_argument("--aquecimento", type=_aquecimento, default=0, metavar="N",
-                        help="passos de aquecimento da taxa no experimento 2 (padrão: 0, "
-                             "sem aquecimento; veja o exercício 2)")
-    parser.add_argument("--inicializacao", choices=INICIOS, default="pytorch",
-                        help="pesos iniciais das pilhas do experimento 2 (padrão: pytorch; "
-                             "gpt2 é a do exercício 3)")
-
-
-LICAO = common.Licao(
-    "05", "O bloco Transformer completo",
-    [
-        (1, "Monte o bloco e veja as formas", False),
-        (2, "Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1", False),
-        (3, "A norma do fluxo residual, camada a camada, no GPT-2", True),
-        (4, "Logit lens: lendo o quadro-negro no meio do caminho", True),
-        (5, "Os parâmetros de um bloco real, peça por peça", False),
-        (6, "GELU contra ReLU em ASCII", False),
-    ],
-    proxima=("lab/06_gpt2.py", "apostilas/06_gpt2.md"),
-    argumentos=_argumentos,
-)
+PASSOS, TAXA = 20, 3e-3  # os padrões de --passos e --taxa (o exercício 2 os muda)
+LICAO = Licao("05", "O bloco Transformer completo", [
+    "Monte o bloco e veja as formas",
+    "Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1",
+    "A norma do fluxo residual, camada a camada, no GPT-2",
+    "Logit lens: lendo o quadro-negro no meio do caminho",
+    "Os parâmetros de um bloco real, peça por peça",
+    "GELU contra ReLU em ASCII",
+], usa_gpt2={3, 4}, opcoes=[
+    opcao("--passos", inteiro_entre(1, exemplo="--passos 40"), PASSOS,
+          "passos de treino do experimento 2"),
+    opcao("--taxa", real_entre(0, 1, "--taxa 1e-3", inclui_minimo=False), TAXA,
+          "taxa de aprendizado do experimento 2 (padrão: 3e-3)"),
+    opcao("--aquecimento", inteiro_entre(0, exemplo="--aquecimento 10"), 0, "passos de aquecimento"
+          " da taxa no experimento 2 (padrão: 0, sem aquecimento; veja o exercício 2)"),
+    opcao("--inicializacao", ("pytorch", "gpt2"), "pytorch", "pesos iniciais das pilhas do "
+          "experimento 2 (padrão: pytorch; gpt2 é a do exercício 3)"),
+])
 if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha aparece antes do torch
+    LICAO.abrir()  # a primeira linha sai antes do torch
+import torch
+from torch import nn
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch import nn  # noqa: E402
-
-dizer, num, inteiro, pct = common.dizer, common.num, common.inteiro, common.pct
-
-
-# ============================================================ as peças
-AtencaoMultiCabeca = common.importar_licao("04_multihead").AtencaoMultiCabeca  # lição 04
+AtencaoMultiCabeca = importar_licao("04_multihead").AtencaoMultiCabeca  # da lição 04
+__all__ = ["MLP", "Bloco", "Pilha", "lote_token_anterior", "copiar_pesos_gpt2"]
 
 
+# ============================================================ a peça
 class MLP(nn.Module):
     """Expande 4x, passa pela GELU, contrai: c_fc -> GELU -> c_proj."""
 
@@ -92,8 +42,8 @@ class MLP(nn.Module):
         self.gelu = nn.GELU(approximate="tanh")           # a GELU do GPT-2
         self.c_proj = nn.Linear(4 * d, d)                 # 3072 -> 768
 
-    def forward(self, x):
-        return self.c_proj(self.gelu(self.c_fc(x)))
+    def forward(self, x):                                 # x (B, T, C)
+        return self.c_proj(self.gelu(self.c_fc(x)))       # (B, T, C)
 
 
 class Bloco(nn.Module):
@@ -107,14 +57,51 @@ class Bloco(nn.Module):
         self.ln_2 = nn.LayerNorm(d, eps=1e-5)
         self.mlp = MLP(d)
 
-    def forward(self, x):
+    def forward(self, x):                                 # x (B, T, C)
         if self.pre_ln:
             x = x + self.attn(self.ln_1(x))   # comunicação: os tokens conversam
             x = x + self.mlp(self.ln_2(x))    # computação: cada token pensa sozinho
         else:
             x = self.ln_1(x + self.attn(x))   # Post-LN: normaliza depois da soma
             x = self.ln_2(x + self.mlp(x))
-        return x
+        return x                                          # (B, T, C): a forma não muda
+
+
+class Pilha(nn.Module):
+    """Embeddings + L blocos + cabeça de saída: o mínimo para uma perda honesta."""
+
+    def __init__(self, camadas, d, h, vocab, posicoes, pre_ln, inicializacao="pytorch"):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(posicoes, d)
+        self.h = nn.ModuleList(Bloco(d, h, pre_ln) for _ in range(camadas))
+        self.ln_f = nn.LayerNorm(d) if pre_ln else nn.Identity()
+        self.cabeca = nn.Linear(d, vocab, bias=False)
+        # Pesos com a inicialização padrão do PyTorch, como num Transformer de 2017
+        # (o GPT-2 usa outra, N(0; 0,02): veja o exercício 3 da apostila).
+        if inicializacao == "gpt2":  # --inicializacao gpt2: o código do exercício 3
+            for nome, p in self.named_parameters():
+                if p.dim() == 2:                       # pesos das lineares e dos embeddings
+                    std = 0.02 / math.sqrt(2 * camadas) if nome.endswith("c_proj.weight") \
+                        else 0.02
+                    nn.init.normal_(p, 0.0, std)
+                elif nome.endswith("bias"):            # vieses (os dos LayerNorm já são 0)
+                    nn.init.zeros_(p)
+
+    def forward(self, ids):                                 # ids (B, T)
+        T = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(T))      # (B, T, C)
+        for bloco in self.h:
+            x = bloco(x)
+        return self.cabeca(self.ln_f(x))                    # (B, T, V)
+
+
+def lote_token_anterior(gerador, lote=16, T=12, vocab=16):
+    """Tarefa: na posição t, prever o token da posição t - 1."""
+    ids = torch.randint(0, vocab, (lote, T), generator=gerador)   # (B, T)
+    alvo = torch.full_like(ids, -100)                       # -100: sem alvo
+    alvo[:, 1:] = ids[:, :-1]
+    return ids, alvo
 
 
 def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
@@ -133,7 +120,20 @@ def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
     return bloco
 
 
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import torch.nn.functional as F
+
+import figuras
+from carregar_gpt2 import TAMANHOS_GPT2
+from console import (Progresso, caixa_tabela, cientifico, console, dizer, inteiro, largura, num,
+                     pct, quebrar, token)
+from licao import ExperimentoPulado
+from otimizador import Adam
+
+
 # ============================================================ experimento 1
+@LICAO.experimento(1)
 def exp_formas(licao):
     d, h, n = 768, 12, 5
     bloco = Bloco(d, h).eval()
@@ -161,50 +161,13 @@ def exp_formas(licao):
         for nome, t, nota in etapas:
             forma = f"({', '.join(str(s) for s in t.shape[1:])})"
             dizer(f"  {nome:<24}{forma:<12}{nota}")
-        igual = torch.allclose(bloco(x), x2)
+        igual = licao.verificar(torch.allclose(bloco(x), x2), "passo a passo = bloco(x)")
     dizer(f"\nForma de entrada {tuple(x.shape)} = forma de saída {tuple(x2.shape)}.")
     dizer(f"Passo a passo = bloco(x)? {'sim' if igual else 'NÃO'}.")
     dizer("Como a forma não muda, dá para empilhar 12, 24, 36 ou 48 blocos.")
 
 
 # ============================================================ experimento 2
-class Pilha(nn.Module):
-    """Embeddings + L blocos + cabeça de saída: o mínimo para uma perda honesta."""
-
-    def __init__(self, camadas, d, h, vocab, posicoes, pre_ln, inicializacao="pytorch"):
-        super().__init__()
-        self.wte = nn.Embedding(vocab, d)
-        self.wpe = nn.Embedding(posicoes, d)
-        self.h = nn.ModuleList(Bloco(d, h, pre_ln) for _ in range(camadas))
-        self.ln_f = nn.LayerNorm(d) if pre_ln else nn.Identity()
-        self.cabeca = nn.Linear(d, vocab, bias=False)
-        # Pesos com a inicialização padrão do PyTorch, como num Transformer de 2017
-        # (o GPT-2 usa outra, N(0; 0,02): veja o exercício 3 da apostila).
-        if inicializacao == "gpt2":  # --inicializacao gpt2: o código do exercício 3
-            for nome, p in self.named_parameters():
-                if p.dim() == 2:                       # pesos das lineares e dos embeddings
-                    std = 0.02 / math.sqrt(2 * camadas) if nome.endswith("c_proj.weight") \
-                        else 0.02
-                    nn.init.normal_(p, 0.0, std)
-                elif nome.endswith("bias"):            # vieses (os dos LayerNorm já são 0)
-                    nn.init.zeros_(p)
-
-    def forward(self, ids):
-        T = ids.shape[1]
-        x = self.wte(ids) + self.wpe(torch.arange(T))      # (B, T, C)
-        for bloco in self.h:
-            x = bloco(x)
-        return self.cabeca(self.ln_f(x))                    # (B, T, V)
-
-
-def lote_token_anterior(gerador, lote=16, T=12, vocab=16):
-    """Tarefa: na posição t, prever o token da posição t - 1."""
-    ids = torch.randint(0, vocab, (lote, T), generator=gerador)
-    alvo = torch.full_like(ids, -100)                       # -100: sem alvo
-    alvo[:, 1:] = ids[:, :-1]
-    return ids, alvo
-
-
 def norma_grad(modulo) -> float:
     return math.sqrt(sum(float(p.grad.pow(2).sum()) for p in modulo.parameters()
                          if p.grad is not None))
@@ -228,7 +191,7 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
     camada 1, perdas). Com aquecimento=N, a taxa sobe de lr/N a lr nos N primeiros passos."""
     if modelo is None:
         modelo = nova_pilha(pre_ln, semente, camadas, d, h, inicializacao)
-    otimizador = common.Adam(modelo.parameters(), lr=lr)
+    otimizador = Adam(modelo.parameters(), lr=lr)
     gerador = torch.Generator().manual_seed(semente + 1000)
     perfil, grad1, perdas = [], [], []
     for passo in range(passos + 1):
@@ -249,15 +212,36 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
     return perfil, grad1, perdas
 
 
+def treinar_juntas(tarefas):
+    """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo (uma
+    thread cada, um núcleo cada); os resultados, na ordem das tarefas.
+
+    Os pesos são sorteados aqui, antes, na thread principal (nova_pilha semeia o sorteio):
+    cada thread só treina, com seus pesos e seu gerador de lotes, e dá bit a bit os números
+    que daria sozinha. Ctrl+C para na hora: licao.interromper sai sem esperar as threads
+    (esperá-las levava o torch a abortar o processo ao sair)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from licao import esperar, interromper
+
+    for kw in tarefas:
+        kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),
+                                           inicializacao=kw.get("inicializacao", "pytorch")))
+    with ThreadPoolExecutor(2) as grupo:
+        futuros = [grupo.submit(treinar_pilha, **kw) for kw in tarefas]
+        try:
+            return esperar(futuros)
+        except KeyboardInterrupt:
+            interromper()
+
+
 def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA, aquecimento=0,
                     inicializacao="pytorch"):
-    """Pre-LN e depois Post-LN, cada uma com seus pesos e seu gerador de lotes.
-
-    Uma depois da outra, na thread principal: Ctrl+C para na hora (com duas threads de
-    treino, o torch às vezes aborta o processo ao sair)."""
-    return tuple(treinar_pilha(pre_ln, semente, passos=passos, lr=lr, barra=barra,
-                               aquecimento=aquecimento, inicializacao=inicializacao)
-                 for pre_ln in (True, False))
+    """Pre-LN e Post-LN, cada uma com seus pesos e seu gerador de lotes, ao mesmo tempo."""
+    return tuple(treinar_juntas([dict(pre_ln=pre_ln, semente=semente, passos=passos, lr=lr,
+                                      barra=barra, aquecimento=aquecimento,
+                                      inicializacao=inicializacao)
+                                 for pre_ln in (True, False)]))
 
 
 def quedas(grad1):
@@ -268,12 +252,12 @@ def quedas(grad1):
 def taxa_legivel(x):
     """3e-3, 1e-3, 1,5e-3: os algarismos que a taxa tem, nem mais nem menos."""
     casas = next((c for c in range(6) if float(f"{x:.{c}e}") == x), 6)
-    return common.cientifico(x, casas)
+    return cientifico(x, casas)
 
 
 def vezes(x):
     """Fator legível: 3,1x, 15,2x, 5,7e6x."""
-    return f"{common.cientifico(x, 1)}x" if x >= 1000 else f"{num(x, 1)}x"
+    return f"{cientifico(x, 1)}x" if x >= 1000 else f"{num(x, 1)}x"
 
 
 def frase_gradiente(nome, grad1):
@@ -334,6 +318,7 @@ def frase_profundidade(razao, L1, L2):
     return "encolhe mais depressa que 1/raiz(L)."
 
 
+@LICAO.experimento(2)
 def exp_pre_post(licao):
     semente, passos, taxa = licao.args.semente, licao.args.passos, licao.args.taxa
     aquecimento, inicio = licao.args.aquecimento, licao.args.inicializacao
@@ -347,14 +332,15 @@ def exp_pre_post(licao):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
     try:
-        with common.Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
-            pre, pos = treinar_as_duas(semente, barra, passos, taxa, aquecimento, inicio)
-            # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
-            raso = {}
-            for pre_ln in (True, False):
-                raso[pre_ln] = treinar_pilha(pre_ln, semente, passos=0, camadas=10,
-                                             inicializacao=inicio)[0][-1]
-                barra.avancar()
+        with Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
+            comum = dict(semente=semente, inicializacao=inicio, barra=barra)
+            pre, pos, raso_pre, raso_pos = treinar_juntas([
+                dict(pre_ln=True, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+                dict(pre_ln=False, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+                # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
+                dict(pre_ln=True, passos=0, camadas=10, **comum),
+                dict(pre_ln=False, passos=0, camadas=10, **comum)])
+            raso = {True: raso_pre[0][-1], False: raso_pos[0][-1]}
     finally:
         torch.set_num_threads(threads)
     camadas = len(pre[0])
@@ -377,8 +363,8 @@ def exp_pre_post(licao):
     dizer("Treinando: norma do gradiente que chega à camada 1, e a perda:")
     dizer(f"  {'passo':>6} {'Pre-LN':>10} {'perda':>7}   {'Post-LN':>10} {'perda':>7}")
     for p in range(0, passos + 1, max(1, passos // 10)):
-        dizer(f"  {p:>6} {common.cientifico(pre[1][p]):>10} {num(pre[2][p], 2):>7}   "
-              f"{common.cientifico(pos[1][p]):>10} {num(pos[2][p], 2):>7}")
+        dizer(f"  {p:>6} {cientifico(pre[1][p]):>10} {num(pre[2][p], 2):>7}   "
+              f"{cientifico(pos[1][p]):>10} {num(pos[2][p], 2):>7}")
     for nome, (_, g, perdas) in (("Post-LN", pos), ("Pre-LN", pre)):
         dizer()
         dizer(frase_gradiente(nome, g))
@@ -386,12 +372,12 @@ def exp_pre_post(licao):
     dizer()
     licao.pausa("o gráfico do gradiente da camada 1, passo a passo")
     xs = list(range(passos + 1))
-    dizer(common.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
+    dizer(figuras.grafico_ascii({"Pre-LN": pre[1], "Post-LN": pos[1]}, xs, log_y=True,
                                altura=12, rotulo_y="gradiente da camada 1 (escala log)",
                                rotulo_x="passo de treino"))
     if not licao.quer_figuras:
         return
-    fig, (ax1, ax2) = common.figura(10, 4, ncols=2, margens=(0.8, 0.15, 0.55, 0.35),
+    fig, (ax1, ax2) = figuras.figura(10, 4, ncols=2, margens=(0.8, 0.15, 0.55, 0.35),
                                     ajuste={"wspace": 0.25})
     ax1.plot(range(1, camadas + 1), pre[0], label="Pre-LN")
     ax1.plot(range(1, camadas + 1), pos[0], label="Post-LN")
@@ -400,8 +386,8 @@ def exp_pre_post(licao):
     ax2.plot(xs, pos[1], label="Post-LN")
     ax2.set(title=f"Treinando {'com' if aquecimento else 'sem'} aquecimento: bloco 1",
             xlabel="passo", ylabel="norma do gradiente")
-    common.escala_log(ax1, ax2)
-    common.eixos_inteiros(ax1, ax2)
+    figuras.escala_log(ax1, ax2)
+    figuras.eixos_inteiros(ax1, ax2)
     for ax in (ax1, ax2):
         ax.legend()
         ax.grid(alpha=0.3)
@@ -419,9 +405,8 @@ TEXTOS = [
 def normas_residuais(modelo, tokenizador, texto):
     """Norma do fluxo residual por posição: embedding e saída de cada bloco (L+1, T)."""
     saidas = []
-    ganchos = [b.register_forward_hook(lambda _m, _e, s: saidas.append(s[0] if
-                                                                       isinstance(s, tuple) else s))
-               for b in modelo.transformer.h]
+    guardar = lambda _m, _e, s: saidas.append(s[0] if isinstance(s, tuple) else s)  # noqa: E731
+    ganchos = [b.register_forward_hook(guardar) for b in modelo.transformer.h]
     try:
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         with torch.no_grad():
@@ -435,6 +420,9 @@ def normas_residuais(modelo, tokenizador, texto):
     return torch.stack([c[0].norm(dim=-1) for c in camadas])  # (L+1, T)
 
 
+
+
+@LICAO.experimento(3)
 def exp_norma_residual(licao):
     modelo, tokenizador = licao.gpt2()
     normas = [normas_residuais(modelo, tokenizador, t) for t in TEXTOS]
@@ -454,21 +442,22 @@ def exp_norma_residual(licao):
           f"do embedding ao bloco {L}: {num(float(demais[-1] / demais[0]), 1)}x.")
     licao.pausa("o gráfico da norma, camada a camada")
     xs = list(range(L + 1))
-    dizer(common.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
+    dizer(figuras.grafico_ascii({"posições >= 1": demais.tolist(), "posição 0": pos0.tolist()},
                                xs, log_y=True, altura=10, rotulo_y="norma (escala log)",
                                rotulo_x="camada (0 = embedding)"))
     if not licao.quer_figuras:
         return
-    fig, ax = common.figura(margens=(0.75, 0.15, 0.55, 0.35))
+    fig, ax = figuras.figura(margens=(0.75, 0.15, 0.55, 0.35))
     ax.plot(xs, demais, "o-", label="posições >= 1 (média)")
     ax.plot(xs, pos0, "s--", label="posição 0")
-    common.escala_log(ax)
+    figuras.escala_log(ax)
     ax.set(xlabel="camada (0 = embedding)", ylabel="norma do fluxo residual",
-           title=f"Fluxo residual no {licao.args.modelo}")
-    common.eixos_inteiros(ax)
+           title=f"Fluxo residual no {licao.modelo_curto}")
+    figuras.eixos_inteiros(ax)
     ax.legend()
     ax.grid(alpha=0.3)
     licao.salvar_figura(fig, "05_norma_residual.png")
+
 
 
 # ============================================================ experimento 4
@@ -488,16 +477,6 @@ def logit_lens(modelo, ids):
     return p, i
 
 
-def _token(tokenizador, i, limite=7, espaco=None):
-    """Texto de um token para tabela e figura. '?' marca um pedaço de caractere:
-    o BPE de bytes às vezes corta um 'ç' ou um 'é' (2 bytes em UTF-8) ao meio."""
-    texto = tokenizador.decode([int(i)]).replace("\ufffd", "?")
-    texto = "".join(c if c.isprintable() else "?" for c in texto.replace("\n", "\\n"))
-    if espaco is None:
-        espaco = "·" if common.unicode_ok() else "_"
-    return (texto.replace(" ", espaco) or "?")[:limite]
-
-
 def tabelas_lente(titulo, entrada, linhas, largura):
     """A tabela da lente em partes de colunas consecutivas, tantas quantas forem
     precisas para cada uma caber em `largura` colunas sem cortar nenhum token.
@@ -507,7 +486,7 @@ def tabelas_lente(titulo, entrada, linhas, largura):
     from rich.measure import Measurement
     from rich.table import Table
 
-    terminal = common.console()
+    terminal = console()
     sem_limite = terminal.options.update_width(10_000)  # a largura que a tabela pede
     T = len(entrada)
     for partes in range(1, T + 1):
@@ -516,8 +495,9 @@ def tabelas_lente(titulo, entrada, linhas, largura):
         for inicio in range(0, T, tamanho):
             fim = min(inicio + tamanho, T)
             nome = titulo if tamanho >= T else f"{titulo} (posições {inicio + 1} a {fim} de {T})"
-            tabela = Table(box=common.caixa_tabela(), pad_edge=False)
+            tabela = Table(box=caixa_tabela(), pad_edge=False)
             tabela.nome = nome  # impresso à parte, quebrado na largura do terminal
+            tabela.parte = f"posições {inicio + 1} a {fim} de {T}"  # o aviso da pausa
             tabela.add_column("#", no_wrap=True, min_width=3)
             for t in entrada[inicio:fim]:
                 tabela.add_column(t, no_wrap=True)
@@ -529,6 +509,14 @@ def tabelas_lente(titulo, entrada, linhas, largura):
     return tabelas  # nem uma coluna por parte cabe: o terminal é estreito demais
 
 
+def frase_da_aposta(texto, final, p):
+    """'Depois de "..." o modelo aposta em "..." (12,3 %).' na largura do terminal, sem
+    separar o número do '%' (o espaço entre eles não quebra a linha)."""
+    frase = f"Depois de \"{texto}\" o modelo aposta em \"{final}\" ({pct(p)})."
+    return quebrar(frase.replace(" %", "\u00a0%")).replace("\u00a0", " ")
+
+
+@LICAO.experimento(4)
 def exp_logit_lens(licao):
     modelo, tokenizador = licao.gpt2()
     dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
@@ -541,23 +529,22 @@ def exp_logit_lens(licao):
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
-        entrada = [_token(tokenizador, t) for t in ids[0]]
+        entrada = [token(tokenizador, t, 7) for t in ids[0]]
         L = p.shape[0] - 1
-        linhas = [("emb" if c == 0 else str(c), [_token(tokenizador, x) for x in i[c]])
+        linhas = [("emb" if c == 0 else str(c), [token(tokenizador, x, 7) for x in i[c]])
                   for c in range(L + 1)]
         for j, tabela in enumerate(tabelas_lente(f"\"{texto}\"", entrada, linhas,
-                                                 common.largura())):
-            if j:  # a parte seguinte da mesma frase, numa tela limpa
-                licao.pausa(tabela.nome)
-            dizer(common.quebrar(tabela.nome + ":"))
-            common.console().print(tabela)
-        final = _token(tokenizador, i[L, -1], 20, " ")
-        dizer(common.quebrar(f"Depois de \"{texto}\" o modelo aposta em \"{final}\" "
-                             f"({pct(float(p[L, -1]))}).") + "\n")
+                                                 largura())):
+            if j:  # a parte seguinte da mesma frase, numa tela limpa (aviso curto, inteiro)
+                licao.pausa(f"a mesma frase, {tabela.parte}")
+            dizer(quebrar(tabela.nome + ":"))
+            console().print(tabela)
+        final = token(tokenizador, i[L, -1], 20, " ")
+        dizer(frase_da_aposta(texto, final, float(p[L, -1])) + "\n")
     if not licao.quer_figuras:
         return
     # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.
-    fig, eixos = common.figura(11, 4.5 * len(LENTE), nrows=len(LENTE), layout=None)
+    fig, eixos = figuras.figura(11, 4.5 * len(LENTE), nrows=len(LENTE), layout=None)
     fig.subplots_adjust(left=0.06, right=0.99, top=0.96, bottom=0.05, hspace=0.25)
     for (texto, ids, p, i), ax in zip(lidos, eixos):
         L = p.shape[0] - 1
@@ -566,11 +553,11 @@ def exp_logit_lens(licao):
         fig.colorbar(imagem, ax=ax, label="probabilidade do token")
         for c in range(L + 1):
             for t in range(p.shape[1]):
-                ax.text(t, c, _token(tokenizador, i[c, t], espaco=" "), ha="center",
+                ax.text(t, c, token(tokenizador, i[c, t], 7, " "), ha="center",
                         va="center", fontsize=7, color="white" if p[c, t] < 0.5 else "black")
-        ax.set_xticks(range(ids.shape[1]), [_token(tokenizador, t, 12, " ") for t in ids[0]])
+        ax.set_xticks(range(ids.shape[1]), [token(tokenizador, t, 12, " ") for t in ids[0]])
         ax.set_yticks(range(L + 1), ["emb"] + [str(c) for c in range(1, L + 1)])
-        ax.set(ylabel="camada", title=f"logit lens: \"{texto}\" (cor = probabilidade)")
+        ax.set(ylabel="camada", title=f"logit lens no {licao.modelo_curto}: \"{texto}\"")
     licao.salvar_figura(fig, "05_logit_lens.png")
 
 
@@ -579,23 +566,24 @@ def contar(modulo):
     return sum(p.numel() for p in modulo.parameters())
 
 
+@LICAO.experimento(5)
 def exp_parametros(licao):
     try:
         modelo, _ = licao.gpt2()
         origem = f"do modelo carregado ({licao.args.modelo})"
-    except common.ExperimentoPulado as motivo:
+    except ExperimentoPulado as motivo:
         from transformers import GPT2Config, GPT2LMHeadModel
 
-        nome = licao.args.modelo if licao.args.modelo in common.TAMANHOS_GPT2 else "gpt2"
-        camadas, d, h = common.TAMANHOS_GPT2[nome]
+        nome = licao.args.modelo if licao.args.modelo in TAMANHOS_GPT2 else "gpt2"
+        camadas, d, h = TAMANHOS_GPT2[nome]
         with torch.device("meta"):                       # só as formas, sem memória
             modelo = GPT2LMHeadModel(GPT2Config(n_layer=camadas, n_embd=d, n_head=h))
         origem = f"da configuração do {nome} (sem baixar pesos)"
-        dizer(common.quebrar(f"Sem o modelo ({str(motivo).splitlines()[0]})"))
+        dizer(quebrar(f"Sem o modelo ({str(motivo).splitlines()[0]})"))
     cfg = modelo.config
     d, L = cfg.n_embd, cfg.n_layer
     bloco = modelo.transformer.h[0]
-    dizer(common.quebrar(f"Contagem {origem}: d = {d}, {L} blocos.") + "\n")
+    dizer(quebrar(f"Contagem {origem}: d = {d}, {L} blocos.") + "\n")
     pecas = [("attn.c_attn", bloco.attn.c_attn, "atenção"),
              ("attn.c_proj", bloco.attn.c_proj, "atenção"),
              ("mlp.c_fc", bloco.mlp.c_fc, "MLP"),
@@ -613,20 +601,22 @@ def exp_parametros(licao):
     for grupo, n in grupos.items():
         dizer(f"  {grupo:<8} {inteiro(n):>11}  {pct(n / total):>7}")
     formula = 12 * d * d + 13 * d
+    confere = licao.verificar(formula == total, "12d² + 13d = a contagem do bloco")
     dizer(f"\nFórmula fechada 12d² + 13d com d = {d}: {inteiro(formula)} "
-          f"({'confere' if formula == total else 'NÃO confere'} com a contagem).")
+          f"({'confere' if confere else 'NÃO confere'} com a contagem).")
     dizer(f"O MLP leva {pct(grupos['MLP'] / total)} do bloco: cerca de dois terços.\n")
     licao.pausa("o modelo inteiro: embeddings, blocos e ln_f")
     t = modelo.transformer
-    unicos = common.contar_parametros(modelo)
+    unicos = contar(modelo)
     dobrado = sum(v.numel() for v in modelo.state_dict().values())
     dizer(f"  wte (vocabulário x d)  {inteiro(contar(t.wte)):>13}")
     dizer(f"  wpe (posições x d)     {inteiro(contar(t.wpe)):>13}")
     dizer(f"  {L} blocos              {inteiro(L * total):>13}")
     dizer(f"  ln_f                   {inteiro(contar(t.ln_f)):>13}")
     dizer(f"  modelo inteiro         {inteiro(unicos):>13}")
+    amarrada = licao.verificar(modelo.lm_head.weight is t.wte.weight, "lm_head amarrada ao wte")
     dizer(f"\nA cabeça de saída (lm_head) é o próprio wte (pesos amarrados): "
-          f"{'sim' if modelo.lm_head.weight is t.wte.weight else 'não'}.\n"
+          f"{'sim' if amarrada else 'NÃO'}.\n"
           f"Somar o state_dict() conta esse peso duas vezes: {inteiro(dobrado)}.")
 
 
@@ -639,9 +629,10 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
+@LICAO.experimento(6)
 def exp_gelu(licao):
     x = torch.linspace(-3, 3, 241, dtype=torch.float64)
-    dizer(common.grafico_ascii({"GELU": gelu_exata(x).tolist(), "ReLU": F.relu(x).tolist()},
+    dizer(figuras.grafico_ascii({"GELU": gelu_exata(x).tolist(), "ReLU": F.relu(x).tolist()},
                                x.tolist(), altura=14, rotulo_y="f(x)", rotulo_x="x"))
     licao.pausa("a tabela perto de zero e a GELU com tanh do GPT-2")
     dizer("\nPerto de zero (onde as duas diferem):")
@@ -653,9 +644,10 @@ def exp_gelu(licao):
     dif = (gelu_exata(largo) - gelu_tanh(largo)).abs()
     onde = float(largo[dif.argmax()])
     dizer(f"\nGELU exata x forma com tanh (a do GPT-2) em [-6, 6]: maior diferença\n"
-          f"{common.cientifico(float(dif.max()))} em x = {num(onde, 2)} "
+          f"{cientifico(float(dif.max()))} em x = {num(onde, 2)} "
           f"(e em x = {num(-onde, 2)}, por simetria da diferença).")
-    minimo = torch.linspace(-3, 0, 3_000_001, dtype=torch.float64)
+    # o mínimo está em [-1; -0,5] (a tabela acima): a mesma grade de passo 1e-6, só ali
+    minimo = torch.linspace(-1, -0.5, 500_001, dtype=torch.float64)
     g = gelu_exata(minimo)
     dizer(f"Mínimo da GELU: {num(float(g.min()), 5)} em x = {num(float(minimo[g.argmin()]), 4)}."
           f"  GELU(1) = {num(float(gelu_exata(torch.tensor(1.0, dtype=torch.float64))), 4)}.")
@@ -667,21 +659,18 @@ def exp_gelu(licao):
           "tem derivada zero num ponto, o seu mínimo.")
     if not licao.quer_figuras:
         return
-    fig, (ax1, ax2) = common.figura(10, 4, ncols=2, margens=(0.55, 0.15, 0.55, 0.35),
-                                    ajuste={"wspace": 0.2})
+    fig, (ax1, ax2) = figuras.figura(10, 4, ncols=2, margens=(0.8, 0.15, 0.55, 0.35),
+                                    ajuste={"wspace": 0.3})
     ax1.plot(x, gelu_exata(x), label="GELU")
     ax1.plot(x, F.relu(x), "--", label="ReLU")
-    ax1.set(title="GELU contra ReLU", xlabel="x")
+    ax1.set(title="GELU contra ReLU", xlabel="x", ylabel="f(x)")
     ax2.plot(largo[::1000], dif[::1000])
-    ax2.set(title="|GELU exata - GELU tanh|", xlabel="x")
+    ax2.set(title="|GELU exata - GELU tanh|", xlabel="x", ylabel="diferença")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
     ax1.legend()
     licao.salvar_figura(fig, "05_gelu_relu.png")
 
 
-EXPERIMENTOS = {1: exp_formas, 2: exp_pre_post, 3: exp_norma_residual,
-                4: exp_logit_lens, 5: exp_parametros, 6: exp_gelu}
-
 if __name__ == "__main__":
-    sys.exit(LICAO.rodar(EXPERIMENTOS))
+    sys.exit(LICAO.rodar())

@@ -26,10 +26,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import common
 from conftest import RAIZ, compartilhado
+from console import cientifico, inteiro, num, pct, tamanho
+from licao import importar_licao
+from otimizador import Adam
 
-L05 = common.importar_licao("05_block")
+L05 = importar_licao("05_block")
 TEXTO = " ".join((RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8").split())
 
 
@@ -50,7 +52,7 @@ def um_thread():
 
 
 def test_gradiente_sem_residual():
-    diz(f"0{{,}}9^{{48}} \\approx {common.num(0.9 ** 48, 4).replace(',', '{,}')}")
+    diz(f"0{{,}}9^{{48}} \\approx {num(0.9 ** 48, 4).replace(',', '{,}')}")
 
 
 def test_formulas_da_conta_de_parametros():
@@ -79,9 +81,9 @@ def test_gpt2_xl_exercicio_4():
     por_bloco = sum(p.numel() for p in m.transformer.h[0].parameters())
     total = sum(p.numel() for p in m.parameters())  # o peso amarrado conta uma vez
     assert por_bloco == 12 * 1600 ** 2 + 13 * 1600
-    diz(f"{common.inteiro(por_bloco)} por bloco e {common.inteiro(total)} no total")
-    diz(f"são {common.tamanho(4 * total)} de pesos em fp32")
-    diz(f"cerca de {common.num(1.3 * 4 * total / 2 ** 30, 1)} GiB de memória livre")
+    diz(f"{inteiro(por_bloco)} por bloco e {inteiro(total)} no total")
+    diz(f"são {tamanho(4 * total)} de pesos em fp32")
+    diz(f"cerca de {num(1.3 * 4 * total / 2 ** 30, 1)} GiB de memória livre")
 
 
 def test_layernorm_de_3_e_4():
@@ -94,8 +96,8 @@ def test_derivadas_da_gelu():
     x = torch.tensor([-2.0, -5.0, -0.7518], dtype=torch.float64, requires_grad=True)
     F.gelu(x).sum().backward()
     d2, d5, dmin = x.grad.tolist()
-    diz(f"GELU′(−2) ≈ {common.num(d2, 3).replace('-', '−')}")
-    diz(f"GELU′(−5) ≈ {common.cientifico(d5, 1).replace('-', '−', 1)}")
+    diz(f"GELU′(−2) ≈ {num(d2, 3).replace('-', '−')}")
+    diz(f"GELU′(−5) ≈ {cientifico(d5, 1).replace('-', '−', 1)}")
     assert abs(dmin) < 1e-5  # zero no mínimo
     diz("4,73e-4 (menos de um milésimo)")
 
@@ -107,8 +109,8 @@ def test_razoes_no_inicio_em_dez_sementes(um_thread):
         pos = L05.treinar_pilha(False, s, passos=0)[0]
         camada1.append(pos[0] / pre[0])
         camada40.append(pos[-1] / pre[-1])
-    diz(f"entre {common.num(min(camada1), 2)} e {common.num(max(camada1), 1)} na camada 1, "
-        f"e entre {common.num(min(camada40), 1)} e {common.num(max(camada40), 1)} na\n"
+    diz(f"entre {num(min(camada1), 2)} e {num(max(camada1), 1)} na camada 1, "
+        f"e entre {num(min(camada40), 1)} e {num(max(camada40), 1)} na\n"
         "camada 40")
 
 
@@ -149,7 +151,7 @@ def test_treino_sem_aquecimento_faixas(sementes):
     nao = [s for s in pre if s not in aprende]
     assert len(aprende) == 6 and nao == [1, 3, 5, 7]
     diz("só em 6 das 10 sementes ficou mais de 0,10 abaixo dele. Nas sementes 1, 3, 5 e 7")
-    assert "(2,75)" in TEXTO and common.num(pre[3][2][-1], 2) == "2,75"
+    assert "(2,75)" in TEXTO and num(pre[3][2][-1], 2) == "2,75"
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +267,7 @@ def test_exercicio_2_outras_sementes(taxa_menor):
     assert all(" no acaso" in L05.frase_perda(r[2]) for r in pos.values())
     assert "aprendendo" in L05.frase_perda(pre0[2])
     resposta("cai dezenas de vezes no pior passo (perto de 47)")
-    resposta(f"de {common.num(pre0[2][0], 2)} a {common.num(pre0[2][-1], 2)} na semente 0")
+    resposta(f"de {num(pre0[2][0], 2)} a {num(pre0[2][-1], 2)} na semente 0")
 
 
 def test_exercicio_3_semente_1(um_thread):
@@ -279,15 +281,15 @@ def test_exercicio_3_semente_1(um_thread):
 def test_exercicio_4_a_mao():
     d, V, P, L = 1600, 50257, 1024, 48
     bloco = 12 * d * d + 13 * d
-    resposta(f"$12d^2 = {common.inteiro(12 * d * d)}$ e $13d = {common.inteiro(13 * d)}$")
-    resposta(f"`wte` = 50.257 × 1.600 = {common.inteiro(V * d)}")
-    resposta(f"`wpe` = 1.024 × 1.600 = {common.inteiro(P * d)}")
-    resposta(f"48 blocos = {common.inteiro(L * bloco)}; "
-             f"`ln_f` = 2 × 1.600 = {common.inteiro(2 * d)}")
+    resposta(f"$12d^2 = {inteiro(12 * d * d)}$ e $13d = {inteiro(13 * d)}$")
+    resposta(f"`wte` = 50.257 × 1.600 = {inteiro(V * d)}")
+    resposta(f"`wpe` = 1.024 × 1.600 = {inteiro(P * d)}")
+    resposta(f"48 blocos = {inteiro(L * bloco)}; "
+             f"`ln_f` = 2 × 1.600 = {inteiro(2 * d)}")
     total = V * d + P * d + L * bloco + 2 * d
     assert total == 1_557_611_200  # FACTS.md
-    resposta(f"**{common.inteiro(bloco)}** parâmetros")
-    resposta(f"Total: **{common.inteiro(total)}**")
+    resposta(f"**{inteiro(bloco)}** parâmetros")
+    resposta(f"Total: **{inteiro(total)}**")
 
 
 def test_exercicio_5_sem_ln_f(tmp_path, sementes, um_thread):
@@ -302,9 +304,9 @@ def test_exercicio_5_sem_ln_f(tmp_path, sementes, um_thread):
     sem = modulo.treinar_pilha(True, 0)[2]
     com = sementes[0][0][2]
     assert sem[0] > math.log(16) and "aprendendo" in L05.frase_perda(sem)
-    resposta(f"a perda vai de {common.num(sem[0], 2)} a {common.num(sem[-1], 2)}, contra "
-             f"{common.num(com[0], 2)} a {common.num(com[-1], 2)} com o `ln_f`")
-    resposta(f"`A perda foi de {common.num(sem[0], 2)} a {common.num(sem[-1], 2)}`")
+    resposta(f"a perda vai de {num(sem[0], 2)} a {num(sem[-1], 2)}, contra "
+             f"{num(com[0], 2)} a {num(com[-1], 2)} com o `ln_f`")
+    resposta(f"`A perda foi de {num(sem[0], 2)} a {num(sem[-1], 2)}`")
 
 
 def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
@@ -316,7 +318,8 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
     respostas = bruto[bruto.index("## Respostas dos exercícios"):]
     codigo = re.search(r"```python\n(\"\"\"Exercício 6.*?)```", respostas, re.S).group(1)
-    assert 'common.importar_licao("05_block")' in codigo and len(codigo.splitlines()) <= 40
+    assert 'L05 = importar_licao("05_block")' in codigo and len(codigo.splitlines()) <= 40
+    assert "common" not in codigo  # o lab/common.py vai embora: a solução usa licao e console
     esperado = re.search(r"```text\n(ReLU, .*?)\n```", respostas, re.S).group(1).splitlines()
     arquivo = tmp_path / "meus_mortos.py"
     arquivo.write_text(codigo, encoding="utf-8")
@@ -331,7 +334,7 @@ def test_exercicio_6_importar_licao_e_a_solucao(tmp_path):
     for linha in (esperado[0], saida[0]):
         n = re.fullmatch(r"ReLU, saída de c_fc <= 0 em todo o lote: (\d+) de 5\.120 "
                          r"\((\d+,\d) %\)", linha)
-        assert n and _perto_de_260(int(n[1])) and n[2] == common.pct(int(n[1]) / 5120)[:-2], linha
+        assert n and _perto_de_260(int(n[1])) and n[2] == pct(int(n[1]) / 5120)[:-2], linha
     resposta("Em qualquer processador, a conta fica perto de 260 (a menos de 20), uns 5 % dos "
              "neurônios; a da GELU dá zero.")
 
@@ -379,7 +382,7 @@ def perturbado(pre_ln, semente, sorteio, tamanho=PERTURBACAO, relu=False, **kw):
     pela ReLU, como na solução do exercício 6, e as maiores saídas de c_fc medidas depois."""
     def calcular():
         gerador = torch.Generator().manual_seed(sorteio)
-        original = common.Adam.step
+        original = Adam.step
 
         def passo(otimizador):
             original(otimizador)
@@ -390,11 +393,11 @@ def perturbado(pre_ln, semente, sorteio, tamanho=PERTURBACAO, relu=False, **kw):
             for bloco in pilha.h:
                 bloco.mlp.gelu = torch.nn.ReLU()
         _perturbar(pilha.parameters(), gerador, tamanho)
-        common.Adam.step = passo
+        Adam.step = passo
         try:
             resultado = L05.treinar_pilha(pre_ln, semente, modelo=pilha, **kw)
         finally:
-            common.Adam.step = original
+            Adam.step = original
         return resultado, (_maximos_de_c_fc(pilha) if relu else None)
 
     opcoes = " ".join(f"{k}={v!r}" for k, v in sorted(kw.items()))
@@ -403,7 +406,7 @@ def perturbado(pre_ln, semente, sorteio, tamanho=PERTURBACAO, relu=False, **kw):
 
 
 def test_perturbacao_citada():
-    assert round(PERTURBACAO / 2 ** -24) == 17 and common.cientifico(2 ** -24, 0) == "6e-8"
+    assert round(PERTURBACAO / 2 ** -24) == 17 and cientifico(2 ** -24, 0) == "6e-8"
     diz("1 + 1e-6 × (um número sorteado), no início e depois de cada passo do treino (quase 17 "
         "vezes o arredondamento do float32, que é de 2⁻²⁴ ≈ 6e-8)")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import subprocess
+import sys
 import types
 
 import pytest
@@ -12,10 +14,12 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
-import common
-from conftest import RAIZ, rodar_script
+import console
+from carregar_gpt2 import carregar_gpt2
+from conftest import ENCANAMENTO, RAIZ, rodar_script
+from licao import importar_licao
 
-L05 = common.importar_licao("05_block")
+L05 = importar_licao("05_block")
 
 
 def mascara_causal(T):
@@ -181,8 +185,7 @@ def test_barra_conta_os_passos_pedidos(monkeypatch):
         def avancar(self):
             registro["avancos"] += 1
 
-    monkeypatch.setattr(common, "Progresso", Barra)
-    monkeypatch.setattr(common, "dizer", lambda *_: None)
+    monkeypatch.setattr(L05, "Progresso", Barra)
     monkeypatch.setattr(L05, "dizer", lambda *_: None)
     args = types.SimpleNamespace(semente=0, passos=3, taxa=1e-3, aquecimento=0,
                                  inicializacao="pytorch")
@@ -271,6 +274,61 @@ def test_ctrl_c_no_treino_para_ja():
     assert "Resumo" not in texto
 
 
+def _copia_do_lab(tmp_path, de, para):
+    """Uma raiz de lab temporária com lab/meu_05.py (a lição com uma substituição de texto,
+    como o aluno faria à mão), ao lado do encanamento e das lições que ela importa."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
+                                                              "04_multihead.py"))]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    original = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
+    assert original.count(de) == 1, de
+    copia = lab / "meu_05.py"
+    copia.write_text(original.replace(de, para), encoding="utf-8")
+    return copia
+
+
+def _rodar_copia(copia, *args):
+    import subprocess
+    import sys
+
+    from conftest import ambiente_de_aluno
+
+    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
+                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
+    return r.returncode, r.stdout.decode("cp1252", "replace")
+
+
+def test_sem_o_residual_o_passo_a_passo_nao_confere_e_sai_com_1(tmp_path):
+    """Issue 19: a conferência do experimento 1 conta. Sem a soma do residual no forward
+    do Bloco (numa cópia), a linha diz NÃO, o experimento falha e a execução sai com 1
+    (antes saía 0, com 'Passo a passo = bloco(x)? NÃO.' na tela)."""
+    copia = _copia_do_lab(tmp_path, "x = x + self.mlp(self.ln_2(x))    # computação",
+                          "x = self.mlp(self.ln_2(x))    # computação")
+    codigo, saida = _rodar_copia(copia, "--so", "1")
+    assert codigo == 1, saida
+    assert "Passo a passo = bloco(x)? NÃO." in saida
+    assert "FALHOU a autoverificação: não confere: passo a passo = bloco(x)" in saida
+    assert "falhou: 1. Monte o bloco e veja as formas" in saida and "Próximo passo" not in saida
+
+
+def test_um_erro_na_copia_do_aluno_diz_arquivo_e_linha(tmp_path):
+    """Issue 19: nn.Linear(4 * d, d) trocado por nn.Linear(d, d) numa cópia: o erro sai em
+    português com o arquivo e a linha do aluno, e os outros experimentos rodam."""
+    copia = _copia_do_lab(tmp_path, "self.c_proj = nn.Linear(4 * d, d)",
+                          "self.c_proj = nn.Linear(d, d)")
+    codigo, saida = _rodar_copia(copia, "--so", "1,6", "--sem-figuras")
+    assert codigo == 1 and "Traceback" not in saida, saida
+    linha = next(n for n, x in enumerate(copia.read_text(encoding="utf-8").splitlines(), 1)
+                 if "m = bloco.mlp.c_proj(m)" in x)       # o experimento 1 chama c_proj
+    assert f"meu_05.py:{linha}, na função exp_formas:" in saida, saida
+    assert "FALHOU: RuntimeError: mat1 and mat2 shapes cannot be multiplied" in saida
+    assert "Experimento 6/6" in saida and "1 de 2 experimentos rodou." in saida
+
+
 def test_tarefa_do_token_anterior():
     ids, alvo = L05.lote_token_anterior(torch.Generator().manual_seed(0))
     assert (alvo[:, 0] == -100).all() and torch.equal(alvo[:, 1:], ids[:, :-1])
@@ -279,7 +337,7 @@ def test_tarefa_do_token_anterior():
 # ------------------------------------------------------------ experimentos 3 e 4
 @pytest.fixture(scope="module")
 def pequeno(gpt2_pequeno):
-    return common.carregar_gpt2(str(gpt2_pequeno))
+    return carregar_gpt2(str(gpt2_pequeno))
 
 
 def _estados_na_mao(modelo, ids):
@@ -333,7 +391,7 @@ def test_parametros_do_modelo_carregado(gpt2_pequeno):
     r = rodar_script("05_block.py", "--so", "5", env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0
     d = 64
-    assert common.inteiro(12 * d * d + 13 * d) in r.saida and "modelo carregado" in r.saida
+    assert console.inteiro(12 * d * d + 13 * d) in r.saida and "modelo carregado" in r.saida
 
 
 def test_gelu_bate_com_facts():
@@ -371,18 +429,34 @@ def test_logit_lens_mostra_os_tokens_inteiros(pequeno, gpt2_pequeno, colunas):
         celulas = [linha.replace("|", " ").split() for linha in regiao.splitlines()]
         for c in range(i.shape[0]):
             rotulo = "emb" if c == 0 else str(c)
-            esperado = "".join(L05._token(tok, x, espaco="_") for x in i[c])
+            esperado = "".join(console.token(tok, x, 7, espaco="_") for x in i[c])
             esperado = esperado.encode("cp1252", "replace").decode("cp1252")
             achado = "".join("".join(cs[1:]) for cs in celulas if cs[:1] == [rotulo]
                              and len(cs) > 1)
             assert achado == esperado, (texto, rotulo)
 
 
+def test_frase_da_aposta_nao_separa_o_numero_do_porcento(monkeypatch):
+    """Issue 22: em 80 colunas, a frase do fim do experimento 4 quebrava entre '(0,0' e '%)'.
+    Com a segunda frase da lente e o final " Paris", a quebra cairia justo ali."""
+    import shutil
+
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *_: os.terminal_size((80, 24)))
+    texto = L05.LENTE[1]
+    frase = L05.frase_da_aposta(texto, " Paris", 0.0001)
+    linhas = frase.splitlines()
+    assert " ".join(linhas) == (f'Depois de "{texto}" o modelo aposta em " Paris" (0,0 %).')
+    assert all(len(x) <= 79 for x in linhas) and not any(x.endswith("(0,0") for x in linhas)
+    assert any(x.startswith("(0,0 %)") for x in linhas), linhas
+    ingenua = console.quebrar(" ".join(linhas))        # a frase antiga: quebrava no meio
+    assert any(x.endswith("(0,0") for x in ingenua.splitlines()), ingenua
+
+
 def test_licao_inteira_com_modelo(gpt2_pequeno, tmp_path):
     r = rodar_script("05_block.py", "--figuras", str(tmp_path),
                      env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
-    # COLUMNS=80. "Figura salva: <pasta>" é de common.salvar_figura (ramo fundação) e traz
+    # COLUMNS=80. "Figura salva: <pasta>" é de figuras.salvar e traz
     # o caminho que o aluno escolheu: fica de fora aqui (veja o relatório da lição 05)
     largas = [x for x in _linhas_largas(r.saida) if not x.startswith("Figura salva: ")]
     assert not largas, largas
@@ -412,3 +486,54 @@ def test_caminho_longo_do_modelo_cabe_em_80_colunas(gpt2_pequeno, tmp_path):
     assert r.returncode == 0, r.saida + r.erros
     assert len(str(longo)) > 80
     assert not _linhas_largas(r.saida), _linhas_largas(r.saida)
+
+
+# ------------------------------------------------------------ o conferir dos exercícios
+def _trecho_python(depois_de: str) -> str:
+    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
+    return re.search(r"```python\n(.*?)```", bruto[bruto.index(depois_de):], re.S).group(1)
+
+
+def _confere_05(tmp_path, de=None, para=None):
+    """O confere_05.py da seção 8, rodado da raiz de um lab temporário com a cópia do aluno
+    (lab/meu_05.py, a lição com uma substituição de texto) ao lado das lições que ela usa."""
+    import shutil
+
+    lab = tmp_path / "lab"
+    lab.mkdir(parents=True)
+    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
+                                                              "04_multihead.py", "05_block.py"))]:
+        shutil.copy(arquivo, lab / arquivo.name)
+    fonte = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
+    if de:
+        assert fonte.count(de) == 1, de
+        fonte = fonte.replace(de, para)
+    (lab / "meu_05.py").write_text(fonte, encoding="utf-8")
+    codigo = _trecho_python("**Como conferir o seu código.**")
+    assert "conferir(" in codigo and "common" not in codigo
+    (tmp_path / "confere_05.py").write_text(codigo, encoding="utf-8")
+    ambiente = dict(os.environ, PYTHONIOENCODING="utf-8", COLUMNS="80")
+    r = subprocess.run([sys.executable, "confere_05.py"], cwd=tmp_path, capture_output=True,
+                       env=ambiente, timeout=300)
+    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
+    return r.stdout.decode("utf-8")
+
+
+def test_exercicio_8_confere_05_com_a_copia_certa_e_a_estragada(tmp_path):
+    """O confere_05.py imprime o que a resposta 8 mostra com a cópia igual à lição; sem a
+    soma do residual no MLP do Pre-LN, diz NÃO confere (com a dica) só para o Pre-LN."""
+    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
+    r8 = bruto[bruto.index("**8. O seu bloco, de memória.**"):]
+    esperado = re.search(r"```text\n(.*?)```", r8, re.S).group(1).strip()
+    assert _confere_05(tmp_path / "certa").strip() == esperado
+    saida = _confere_05(tmp_path / "estragada", "x = x + self.mlp(self.ln_2(x))    # computação",
+                        "x = self.mlp(self.ln_2(x))    # computação")
+    linhas = saida.strip().splitlines()
+    assert linhas[0].startswith("o seu Bloco (pre_ln=True): NÃO confere. entrada 1 de 2:"), saida
+    corrido = " ".join(saida.split())
+    assert "valores diferem" in corrido and "Dica: cada peça soma no fluxo" in corrido
+    assert linhas[-1] == "o seu Bloco (pre_ln=False): confere com a referência nas 2 entradas."
+    respostas = " ".join(bruto[bruto.index("## Respostas dos exercícios"):].split())
+    for trecho in ("a linha do Pre-LN diz `NÃO confere`", "a do Post-LN ainda confere",
+                   "`Passo a passo = bloco(x)? NÃO.`"):  # o teste da cópia sem residual, acima
+        assert trecho in respostas, trecho

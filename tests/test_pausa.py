@@ -77,9 +77,10 @@ ROTEIRO = [
     ("Experimento 4/6 · Logit lens: lendo o quadro-negro no meio do caminho",
      ['"A capital da França é"', " emb ", " 1 ", " 12 ", 'Depois de "A capital da França é"'],
      '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of"'),
-    # com o tokenizador dos testes a frase tem 22 tokens: a tabela sai em duas partes
+    # com o tokenizador dos testes a frase tem 21 tokens: a tabela sai em duas partes
     ("Experimento 4/6 · Logit lens", ['"The Eiffel Tower is in the city of"', " emb ", " 12 "],
-     '[Enter] 4/6, a seguir: "The Eiffel Tower is in the city of" (pos'),
+     # o aviso curto, inteiro em 80 colunas (o título da parte, longo, era cortado numa palavra)
+     "[Enter] 4/6, a seguir: a mesma frase, posições 12 a 21 de 21  (r: repete)"),
     ("Experimento 4/6 · Logit lens", [" emb ", " 12 ", 'Depois de "The Eiffel Tower'],
      "[Enter] 5/6 · Os parâmetros de um bloco real"),
     ("Experimento 5/6 · Os parâmetros de um bloco real, peça por peça",
