@@ -352,17 +352,13 @@ class Licao:
     """Descreve uma lição e roda seus experimentos com as convenções do lab."""
 
     def __init__(self, numero: str, titulo: str, experimentos, usa_gpt2=(), opcoes=(),
-                 rotulo: str = "Experimento", argumentos=None, proxima=None):
+                 rotulo: str = "Experimento"):
+        """experimentos: os títulos, na ordem (o 1º é o experimento 1); usa_gpt2: os números
+        dos que carregam o GPT-2 (para o --lista); opcoes: [opcao(...)]."""
         self.numero, self.titulo, self.rotulo = numero, titulo, rotulo
-        self.titulos, self.usa_gpt2 = [], set(usa_gpt2)
-        for k, item in enumerate(experimentos, 1):
-            if isinstance(item, tuple):  # forma antiga: (k, título, precisa do GPT-2)
-                k_antigo, item, *precisa = item
-                assert k_antigo == k, "experimentos numerados de 1 em diante"
-                if precisa and precisa[0]:
-                    self.usa_gpt2.add(k)
-            self.titulos.append(item)
-        self.opcoes = list(opcoes) + ([argumentos] if argumentos else [])
+        self.titulos, self.usa_gpt2 = list(experimentos), set(usa_gpt2)
+        assert all(isinstance(t, str) for t in self.titulos), "experimentos: uma lista de títulos"
+        self.opcoes = list(opcoes)
         self.funcoes = {}
         self.pulados, self.falhos = [], []  # [(k, título, motivo inteiro)]
         self.args = None
@@ -584,7 +580,7 @@ class Licao:
 
 # ---------------------------------------------------------------- o erro do aluno
 _ENCANAMENTO = {"licao.py", "console.py", "pausas.py", "figuras.py", "carregar_gpt2.py",
-                "otimizador.py", "conferir.py", "paginas.py", "common.py"}
+                "otimizador.py", "conferir.py", "paginas.py"}
 
 
 def _de_biblioteca(arquivo: str) -> bool:
