@@ -119,7 +119,8 @@ class _Parser(argparse.ArgumentParser):
         import textwrap  # sem quebrar no hífen: '--tokens-' + 'inferencia' não é uma opção
 
         # "exemplo: --d 2048" numa linha só (o aluno copia o exemplo inteiro)
-        colado = re.sub(r"exemplo: [^;)]*", lambda m: m.group().replace(" ", "\xa0"), message)
+        colado = re.sub(r"exemplo: [^;)]*", lambda m: m.group().replace(" ", "\xa0")
+                        if len(m.group()) < 40 else m.group(), message)  # um exemplo, não um texto
         texto = textwrap.fill(f"erro: {colado}", width=largura() - 1,
                               break_on_hyphens=False).replace("\xa0", " ")
         sys.stderr.write(f"{texto}\nPara ajuda: {self.prog} --help\n")

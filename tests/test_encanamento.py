@@ -927,3 +927,19 @@ def test_resumo_concorda_em_numero_e_genero(capsys, rotulo, quantos, rodam, espe
 
     li.rodar({k: (lambda _: None) if k <= rodam else pula for k in range(1, quantos + 1)})
     assert esperado in capsys.readouterr().out
+
+
+def test_uso_errado_nao_quebra_o_exemplo(monkeypatch, capsys):
+    """O exemplo de uma mensagem de uso errado fica numa linha só em qualquer largura (o
+    aluno o copia inteiro); antes, '--d 2048' ia para a linha de baixo sem o 'exemplo:'."""
+    p = licao.criar_parser("lab/99.py", "teste", ["um"],
+                           [licao.opcao("--d", licao.inteiro_entre(1, 100_000, "--d 2048"),
+                                        4096, "d")])
+    for colunas in range(40, 101):
+        monkeypatch.setenv("COLUMNS", str(colunas))
+        with pytest.raises(SystemExit) as saida:
+            p.parse_args(["--d", "-3"])
+        assert saida.value.code == 2
+        erro = capsys.readouterr().err.split("erro: ", 1)[1].split("\nPara ajuda")[0]
+        assert "exemplo: --d 2048" in erro.splitlines()[-1], (colunas, erro)
+        assert all(len(linha) < colunas for linha in ("erro: " + erro).splitlines()), erro
