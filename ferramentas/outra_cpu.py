@@ -12,7 +12,7 @@ valha em todas). tests/test_apostilas.py e tests/test_cpus.py conferem o mesmo n
 números citados; isto serve para achar as linhas antes. Uso:
 
     .venv/bin/python ferramentas/outra_cpu.py lab/08_since_2017.py --so 2
-    .venv\\Scripts\\python.exe ferramentas\\outra_cpu.py lab\\08_since_2017.py --so 8 --rapido
+    .venv\\Scripts\\python.exe ferramentas\\outra_cpu.py lab\\08_since_2017.py --so 8
 
 Os argumentos depois do script vão para a lição (com --sem-figuras). Sai com 1 se alguma
 linha (fora as de tempo, como "(0,2 s)") ou o código de saída mudar em alguma variante,

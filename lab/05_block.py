@@ -213,26 +213,16 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
 
 
 def treinar_juntas(tarefas):
-    """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo (uma
-    thread cada, um núcleo cada); os resultados, na ordem das tarefas.
-
-    Os pesos são sorteados aqui, antes, na thread principal (nova_pilha semeia o sorteio):
-    cada thread só treina, com seus pesos e seu gerador de lotes, e dá bit a bit os números
-    que daria sozinha. Ctrl+C para na hora: licao.interromper sai sem esperar as threads
-    (esperá-las levava o torch a abortar o processo ao sair)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from licao import esperar, interromper
+    """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo
+    (licao.em_paralelo); os resultados, na ordem das tarefas. Os pesos são sorteados
+    aqui, antes, na thread principal (nova_pilha semeia o sorteio): cada thread só
+    treina, com seus pesos e seu gerador de lotes, e dá bit a bit o que daria sozinha."""
+    from licao import em_paralelo
 
     for kw in tarefas:
         kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),
                                            inicializacao=kw.get("inicializacao", "pytorch")))
-    with ThreadPoolExecutor(2) as grupo:
-        futuros = [grupo.submit(treinar_pilha, **kw) for kw in tarefas]
-        try:
-            return esperar(futuros)
-        except KeyboardInterrupt:
-            interromper()
+    return em_paralelo([lambda kw=kw: treinar_pilha(**kw) for kw in tarefas])
 
 
 def treinar_as_duas(semente, barra, passos=PASSOS, lr=TAXA, aquecimento=0,

@@ -26,7 +26,7 @@ LICAO = Licao("08", "O que mudou desde 2017", [
     opcao("--interativo", "flag", None, "no experimento 1, troca os controles um a um"),
     opcao("--d", inteiro_entre(1, 100_000, "--d 2048"), 4096, "d na conta do experimento 5", "D"),
     opcao("--tokens", inteiro_entre(1, 10**8, "--tokens 128000"), 8192, "contexto do exp. 7", "N"),
-    opcao("--rapido", "flag", None, "exp. 8 curto (80 passos, não 200)"), *paginas.opcoes()])
+    opcao("--completo", "flag", None, "exp. 8 longo (200 passos, não 80)"), *paginas.opcoes()])
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha sai antes do torch
 import torch
@@ -273,7 +273,7 @@ import torch.nn.functional as F
 
 import figuras
 from console import Progresso, cientifico, console, dizer, inteiro, limite, num, pct, tamanho
-from licao import ExperimentoPulado, importar_licao
+from licao import ExperimentoPulado, em_paralelo, importar_licao
 from otimizador import Adam
 
 L05 = importar_licao("05_block")   # a Pilha e a tarefa do token anterior (experimento 8)
@@ -835,11 +835,18 @@ def exp_gqa(licao):
 
 
 # ============================================================ experimento 8
-def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=None):
-    """Pilha da lição 05 (d = 32, 4 cabeças, GELU, causal) na tarefa 'prever o token
-    anterior'; Adam(0,9; 0,98; 1e-9). Aquecimento linear até lr, depois constante."""
+def nova_pilha(pre_ln, semente, camadas=8):
+    """A pilha da lição 05 (d = 32, 4 cabeças, GELU, causal), com os pesos da semente."""
     torch.manual_seed(semente)
-    modelo = L05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
+    return L05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
+
+
+def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=None,
+            modelo=None):
+    """A pilha (nova_pilha, ou `modelo`) na tarefa 'prever o token anterior';
+    Adam(0,9; 0,98; 1e-9). Aquecimento linear até lr, depois constante."""
+    if modelo is None:
+        modelo = nova_pilha(pre_ln, semente, camadas)
     otimizador = Adam(modelo.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     gerador = torch.Generator().manual_seed(semente + 1000)
     perdas = []
@@ -898,13 +905,13 @@ def conclusao(finais, semente):
 
 @LICAO.experimento(8)
 def exp_aquecimento(licao):
-    passos, aquec = (80, 40) if licao.args.rapido else (200, 100)
+    passos, aquec = (200, 100) if licao.args.completo else (80, 40)
     semente = licao.args.semente
     dizer(f"8 blocos, d = 32, 4 cabeças, FFN 128; tarefa: prever o token anterior\n"
           f"(vocabulário 16, 12 posições, lote 16). Adam(0,9; 0,98; 1e-9), taxa 1e-2,\n"
           f"{passos} passos. Aquecimento: a taxa sobe de 0 a 1e-2 em {aquec} passos.")
-    if licao.args.rapido:
-        dizer("(forma rápida; sem --rapido são 200 passos, com aquecimento de 100)")
+    if not licao.args.completo:
+        dizer("(forma rápida; com --completo são 200 passos, com aquecimento de 100)")
     corridas = [("Post-LN sem aquec.", False, 0), ("Post-LN com aquec.", False, aquec),
                 ("Pre-LN sem aquec.", True, 0), ("Pre-LN com aquec.", True, aquec)]
     curtos = {"Post-LN sem aquec.": "Post sem", "Post-LN com aquec.": "Post com",
@@ -913,8 +920,13 @@ def exp_aquecimento(licao):
     torch.set_num_threads(1)          # tensores minúsculos: mais threads só atrapalham
     try:
         with Progresso(len(corridas) * passos, "treinando") as barra:
-            curvas = {nome: treinar(pre, a, semente, passos, avancar=barra.avancar)
-                      for nome, pre, a in corridas}
+            # os pesos sorteados aqui, um modelo por vez; os treinos, dois ao mesmo tempo
+            modelos = [nova_pilha(pre, semente) for _, pre, _ in corridas]
+            perdas = em_paralelo([
+                lambda pre=pre, a=a, m=m: treinar(pre, a, semente, passos,
+                                                  avancar=barra.avancar, modelo=m)
+                for (_, pre, a), m in zip(corridas, modelos)])
+        curvas = dict(zip((nome for nome, _, _ in corridas), perdas))
     finally:
         torch.set_num_threads(threads)
     acaso = ACASO

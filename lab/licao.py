@@ -39,7 +39,7 @@ from console import cano_fechado, dizer, largura, num, plural, preparar_saida, q
 __all__ = [
     "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
     "arquivo_de_texto", "no_maximo", "ExperimentoPulado",
-    "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "semear", "RAIZ",
+    "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "em_paralelo", "semear", "RAIZ",
 ]
 
 RAIZ = Path(__file__).resolve().parent.parent
@@ -698,6 +698,22 @@ def esperar(futuros):
     while concurrent.futures.wait(futuros, timeout=0.2).not_done:
         pass
     return [f.result() for f in futuros]
+
+
+def em_paralelo(funcoes, threads=2):
+    """[f() for f in funcoes], `threads` de cada vez (uma thread cada, um núcleo cada):
+    os resultados na ordem das funções. Cada f deve ter o seu estado (pesos, gerador de
+    lotes), sorteado antes, na thread principal: aí dá bit a bit o que daria sozinha.
+    Ctrl+C para na hora: interromper() sai sem esperar as threads (esperá-las levava o
+    torch a abortar o processo ao sair)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as grupo:
+        futuros = [grupo.submit(f) for f in funcoes]
+        try:
+            return esperar(futuros)
+        except KeyboardInterrupt:
+            interromper()
 
 
 _AO_INTERROMPER = []  # funções chamadas antes de sair no Ctrl+C (ex.: guardar um checkpoint)

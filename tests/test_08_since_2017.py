@@ -367,7 +367,7 @@ def test_conclusao_segue_os_numeros():
     limpo = dict(zip(L.CORRIDAS, (2.781, 0.085, 0.003, 0.006)))
     frase, titulo = L.conclusao(limpo, 0)
     assert "só o Post-LN sem aquecimento" in frase and titulo.startswith("Só o Post-LN")
-    # --rapido --semente 6: o Post-LN sem aquecimento cai de 2,8 a 1,45 (aprende em parte)
+    # --semente 6 (forma rápida): o Post-LN sem aquecimento cai de 2,8 a 1,45 (aprende em parte)
     semente6 = dict(zip(L.CORRIDAS, (1.447, 0.085, 0.004, 0.005)))
     frase, titulo = L.conclusao(semente6, 6)
     assert "só o Post-LN" not in frase and "fica parado" not in frase
@@ -385,7 +385,7 @@ def test_conclusao_segue_os_numeros():
 def test_semente_6_o_veredito_confere_com_a_tabela():
     """Seja qual for o processador, o que o script conclui é o que a sua tabela mostra; e o
     Post-LN sem aquecimento cai de 2,8 para algo entre 1 e 2 (a apostila)."""
-    r = rodar_script(SCRIPT, "--so", "8", "--rapido", "--semente", "6", "--sem-figuras")
+    r = rodar_script(SCRIPT, "--so", "8", "--semente", "6", "--sem-figuras")
     assert r.returncode == 0, r.saida + r.erros
     finais = finais_impressos(r.saida, 80)
     assert num(finais_impressos(r.saida, 10)["Post-LN sem aquec."], 1) == "2,8"
@@ -468,12 +468,14 @@ def test_post_ln_sem_aquecimento_em_qualquer_cpu(semente):
 
 
 def test_semente_10_perto_do_limiar():
-    """A semente 10 (forma rápida) termina a poucos décimos do limiar do "no acaso": com os
-    pesos perturbados, neste AMD, uma corrida fica de cada lado (2,55 e 2,75)."""
+    """A semente 10 (forma rápida) com os pesos perturbados: duas corridas a mais de um
+    décimo uma da outra, pelo menos uma abaixo do limiar do "no acaso". (Num AMD só com
+    AVX2 deram 2,55 e 2,75; num com AVX-512, 1,81 e 2,44: onde caem é o arredondamento.)"""
     finais = [L.final(treino(False, 0, 10, 80, perturbacao=k)) for k in (0, 1)]
-    assert all(abs(f - L.PERTO_DO_ACASO) < 0.3 for f in finais), finais
-    assert "a 10 termina a poucos décimos do \"no acaso\" (2,57), e com os pesos perturbados " \
-        "como abaixo cai ora de um lado, ora do outro" in " ".join(TEXTO.split())
+    assert abs(finais[0] - finais[1]) > 0.1, finais
+    assert min(finais) < L.PERTO_DO_ACASO, finais
+    assert "a semente 10 é uma dessas: com os pesos perturbados como abaixo, duas corridas " \
+        "dela terminam a mais de um décimo uma da outra" in " ".join(TEXTO.split())
     assert num(L.PERTO_DO_ACASO, 2) == "2,57"
 
 
@@ -506,7 +508,7 @@ def vereditos_impressos(saida):
 
 
 def test_script_inteiro_rapido(tmp_path):
-    r = rodar_script(SCRIPT, "--rapido", "--figuras", str(tmp_path))
+    r = rodar_script(SCRIPT, "--figuras", str(tmp_path))
     assert r.returncode == 0, r.saida + r.erros
     assert "Traceback" not in r.saida + r.erros
     assert "9 de 9 experimentos rodaram." in r.saida
@@ -564,7 +566,7 @@ def test_interativo_muda_um_controle_e_redesenha():
 
 def test_ajuda_e_uso_errado_em_portugues():
     r = rodar_script(SCRIPT, "--help")
-    assert r.returncode == 0 and "--interativo" in r.saida and "--rapido" in r.saida
+    assert r.returncode == 0 and "--interativo" in r.saida and "--completo" in r.saida
     assert "carregando o PyTorch" not in r.saida
     r = rodar_script(SCRIPT, "--mlp", "tanh")
     assert r.returncode == 2
@@ -663,30 +665,57 @@ def test_resposta_7_bert_com_alvos_fixos():
     assert f"{num(512 / alvos, 2)} vezes mais sinal" in texto
 
 
+def linha_impressa(saida, passo):
+    """As quatro médias de 10 passos da linha `passo` da tabela do experimento 8."""
+    linha = re.search(rf"^\s+{passo}((?:\s+[\d,]+){{4}})$", saida, re.M).group(1)
+    return dict(zip(L.CORRIDAS, (numero(x) for x in linha.split())))
+
+
 def test_resposta_5_forma_completa_semente_1():
-    """O que a resposta 5 afirma, treinando como o script (forma completa, 200 passos):
-    o mesmo veredito da semente 0, e o Post-LN com aquecimento abaixo do acaso já no passo
-    25 (entre 2,6 e 2,7) e abaixo de 2 no passo 50 (perto de 1,7), antes do fim do
+    """O que a resposta 5 afirma, na saída do script com --completo (200 passos): o mesmo
+    veredito da semente 0, e o Post-LN com aquecimento abaixo do acaso já na linha do passo
+    25 (entre 2,6 e 2,7) e abaixo de 2 na do passo 50 (perto de 1,7), antes do fim do
     aquecimento (100)."""
-    semente = 1
+    r = rodar_script(SCRIPT, "--so", "8", "--completo", "--semente", "1", "--sem-figuras")
+    assert r.returncode == 0, r.saida + r.erros
+    assert "200 passos. Aquecimento: a taxa sobe de 0 a 1e-2 em 100 passos." in r.saida
+    assert "forma rápida" not in r.saida
+    finais = finais_impressos(r.saida, 200)
+    assert [L.estado(finais[n]) for n in L.CORRIDAS] == \
+        ["parado", "aprendeu", "aprendeu", "aprendeu"], finais
+    assert vereditos_impressos(r.saida) == {n: L.VEREDITOS[L.estado(f)]
+                                            for n, f in finais.items()}
+    assert "só o Post-LN sem aquecimento\nfica parado" in r.saida
+    no_25 = linha_impressa(r.saida, 25)["Post-LN com aquec."]
+    no_50 = linha_impressa(r.saida, 50)["Post-LN com aquec."]
+    assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (no_25, no_50)
+    assert abs(no_50 - 1.7) < 0.1, no_50                         # "perto de 1,7"
+    assert "antes** do fim do aquecimento (passo 100)" in respostas()
+
+
+def test_a_forma_rapida_e_o_padrao():
+    """Sem opção, o experimento 8 treina 80 passos e diz como pedir os 200."""
+    r = rodar_script(SCRIPT, "--so", "8", "--sem-figuras")
+    assert r.returncode == 0, r.saida + r.erros
+    assert "80 passos. Aquecimento: a taxa sobe de 0 a 1e-2 em 40 passos." in r.saida
+    assert "(forma rápida; com --completo são 200 passos, com aquecimento de 100)" in r.saida
+    assert finais_impressos(r.saida, 80)
+
+
+def test_treinos_em_paralelo_dao_o_mesmo_que_um_por_vez():
+    """Os quatro treinos, dois ao mesmo tempo (como o script), dão bit a bit as perdas de
+    L.treinar rodado sozinho, um depois do outro."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        curvas = {nome: L.treinar(pre, aq, semente, 200)
-                  for nome, pre, aq in zip(L.CORRIDAS, (False, False, True, True),
-                                           (0, 100, 0, 100))}
-        finais = {nome: L.final(c) for nome, c in curvas.items()}
-        assert [L.estado(finais[n]) for n in L.CORRIDAS] == \
-            ["parado", "aprendeu", "aprendeu", "aprendeu"], (semente, finais)
-        frase, _ = L.conclusao(finais, semente)
-        assert "só o Post-LN sem aquecimento\nfica parado" in frase
-        com = curvas["Post-LN com aquec."]
-        no_25, no_50 = sum(com[15:25]) / 10, sum(com[40:50]) / 10   # como a tabela
-        assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (semente, no_25, no_50)
-        assert abs(no_50 - 1.7) < 0.1, no_50                         # "perto de 1,7"
+        corridas = [(False, 0), (False, 40), (True, 0), (True, 40)]
+        sozinhos = [L.treinar(pre, a, 2, 30) for pre, a in corridas]
+        modelos = [L.nova_pilha(pre, 2) for pre, _ in corridas]
+        juntos = L.em_paralelo([lambda pre=pre, a=a, m=m: L.treinar(pre, a, 2, 30, modelo=m)
+                                for (pre, a), m in zip(corridas, modelos)])
     finally:
         torch.set_num_threads(threads)
-    assert "antes** do fim do aquecimento (passo 100)" in respostas()
+    assert juntos == sozinhos
 
 
 @pytest.mark.parametrize("opcao, valor", [("--tokens", "0"), ("--tokens", "dez"),

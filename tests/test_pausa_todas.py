@@ -31,7 +31,7 @@ LICOES = {
     "04_multihead.py": "",
     "06_gpt2.py": "",
     "07_generation.py": "",
-    "08_since_2017.py": "--rapido",
+    "08_since_2017.py": "",
     "09_scaling.py": "",
 }
 AVISO = re.compile(r"\[Enter\] (\d+/\d+ · \S|\d+/\d+, a seguir: \S|Resumo)")
