@@ -23,7 +23,7 @@ LICAO = Licao("10", "Treine o seu GPT", [
     opcao("--amostrar", "flag", None, "só gera texto com o --checkpoint e sai (não treina)"),
     opcao("--texto", None, "\n", "começo do texto do --amostrar (padrão: uma linha nova)"),
     opcao("--exportar", None, None, "grava o modelo numa pasta que a lição 07 lê", "PASTA"),
-    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns 5 minutos)"),
+    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (1 a 2 minutos)"),
 ])
 if __name__ == "__main__":
     LICAO.abrir()  # a primeira linha sai antes do torch
