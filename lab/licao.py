@@ -39,7 +39,8 @@ from console import cano_fechado, dizer, largura, num, plural, preparar_saida, q
 __all__ = [
     "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
     "arquivo_de_texto", "no_maximo", "ExperimentoPulado",
-    "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "em_paralelo", "semear", "RAIZ",
+    "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "em_paralelo", "semear",
+    "RAIZ",
 ]
 
 RAIZ = Path(__file__).resolve().parent.parent
