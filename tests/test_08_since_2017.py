@@ -498,7 +498,8 @@ def numero(texto):
 
 
 def finais_impressos(saida, passos):
-    """As perdas da última linha da tabela do experimento 8 (= L.final de cada corrida)."""
+    """As quatro médias de 10 passos da linha `passos` da tabela do experimento 8 (a
+    última linha é L.final de cada corrida)."""
     linha = re.search(rf"^\s+{passos}((?:\s+[\d,]+){{4}})$", saida, re.M).group(1)
     return dict(zip(L.CORRIDAS, (numero(x) for x in linha.split())))
 
@@ -665,12 +666,6 @@ def test_resposta_7_bert_com_alvos_fixos():
     assert f"{num(512 / alvos, 2)} vezes mais sinal" in texto
 
 
-def linha_impressa(saida, passo):
-    """As quatro médias de 10 passos da linha `passo` da tabela do experimento 8."""
-    linha = re.search(rf"^\s+{passo}((?:\s+[\d,]+){{4}})$", saida, re.M).group(1)
-    return dict(zip(L.CORRIDAS, (numero(x) for x in linha.split())))
-
-
 def test_resposta_5_forma_completa_semente_1():
     """O que a resposta 5 afirma, na saída do script com --completo (200 passos): o mesmo
     veredito da semente 0, e o Post-LN com aquecimento abaixo do acaso já na linha do passo
@@ -686,8 +681,8 @@ def test_resposta_5_forma_completa_semente_1():
     assert vereditos_impressos(r.saida) == {n: L.VEREDITOS[L.estado(f)]
                                             for n, f in finais.items()}
     assert "só o Post-LN sem aquecimento\nfica parado" in r.saida
-    no_25 = linha_impressa(r.saida, 25)["Post-LN com aquec."]
-    no_50 = linha_impressa(r.saida, 50)["Post-LN com aquec."]
+    no_25 = finais_impressos(r.saida, 25)["Post-LN com aquec."]
+    no_50 = finais_impressos(r.saida, 50)["Post-LN com aquec."]
     assert 2.6 <= no_25 < L.ACASO and no_50 < 2.0, (no_25, no_50)
     assert abs(no_50 - 1.7) < 0.1, no_50                         # "perto de 1,7"
     assert "antes** do fim do aquecimento (passo 100)" in respostas()
