@@ -1,6 +1,10 @@
-"""Lição 00 · Verificação do ambiente, antes da aula: rode uma vez com internet (na véspera).
-Confere versões, máquina e disco, baixa o GPT-2 para o cache do Hugging Face e faz uma passada
-de teste; termina com "Pronto" ou com a lista do que corrigir (e código de saída 1)."""
+"""Lição 00 · Verificação do ambiente
+Antes da aula, rode uma vez com internet (na véspera): termina com "Pronto" ou com a lista
+do que corrigir (e código de saída 1).
+1. Versões do Python e das bibliotecas
+2. A máquina: processador, memória, disco, console
+3. O GPT-2 no cache (baixa se faltar e houver internet)
+4. Uma passada de teste pelo GPT-2"""
 import os
 import platform
 import shutil
@@ -10,20 +14,13 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from licao import Licao
+from licao import RAIZ, ExperimentoPulado, Licao
 
-LICAO = Licao("00", "Verificação do ambiente", [
-    "Versões do Python e das bibliotecas",
-    "A máquina: processador, memória, disco, console",
-    "O GPT-2 no cache (baixa se faltar e houver internet)",
-    "Uma passada de teste pelo GPT-2",
-], usa_gpt2={3, 4}, rotulo="Verificação")
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação")
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
 from console import dizer, inteiro, largura, num, quebrar, tamanho, unicode_ok
-from licao import RAIZ, ExperimentoPulado
 
 PYTHON_MINIMO = (3, 10)
 AVISOS = []  # o que não impede a aula, mas vale saber

@@ -1,22 +1,18 @@
-"""Lição 01 · Texto, tokens e ids: o BPE do GPT-2 (leia junto: apostilas/01_tokens.md): o
-modelo lê números; o tokenizador corta o texto em pedaços (tokens) e troca cada um pelo seu
-número (id). Aqui, o BPE do GPT-2 montado à mão: regex, tabela de bytes e fusões."""
+"""Lição 01 · Texto, tokens e ids: o BPE do GPT-2 (leia junto: apostilas/01_tokens.md)
+1. Ida e volta: texto, tokens, ids e texto de novo
+2. O BPE à mão: regex, tabela de bytes e fusões do GPT-2
+3. Aprendendo fusões do zero em três parágrafos
+4. O espaço inicial e as maiúsculas
+5. Português custa mais tokens que inglês
+6. O vocabulário: 256 bytes, fusões e um token especial"""
 import collections
 import json
-import sys
 
 import regex  # o 're' do Python não entende \p{L}, "qualquer letra"
-from licao import ExperimentoPulado, Licao, arquivo_de_texto, inteiro_entre, opcao, texto_utf8
+from licao import Licao, arquivo_de_texto, inteiro_entre, opcao, texto_utf8
 
 IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
-LICAO = Licao("01", "Texto, tokens e ids: o BPE do GPT-2", [
-    "Ida e volta: texto, tokens, ids e texto de novo",
-    "O BPE à mão: regex, tabela de bytes e fusões do GPT-2",
-    "Aprendendo fusões do zero em três parágrafos",
-    "O espaço inicial e as maiúsculas",
-    "Português custa mais tokens que inglês",
-    "O vocabulário: 256 bytes, fusões e um token especial",
-], usa_gpt2={1, 2, 4, 5, 6}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 4, 5, 6}, opcoes=[
     opcao("--texto", texto_utf8('--texto "Maria da Silva"'), IDA_E_VOLTA,
           "a frase do experimento 1 (padrão: a da apostila)", '"FRASE"'),
     opcao("--ordem", ("aprendida", "inversa"), "aprendida", "experimento 2: as fusões na "
@@ -28,8 +24,6 @@ LICAO = Licao("01", "Texto, tokens e ids: o BPE do GPT-2", [
           "(UTF-8; parágrafos separados por linha em branco)", "ARQUIVO"),
     opcao("--en", arquivo_de_texto(), None, "experimento 5: a tradução do --pt", "ARQUIVO"),
 ])
-__all__ = ["bytes_para_unicode", "BYTE_PARA_CHAR", "PADRAO", "para_bytes", "fundir", "bpe",
-           "fusoes_do_tokenizador", "codificar", "bytes_do_token", "treinar_bpe", "contar_tokens"]
 
 
 # ============================================================ a peça: o BPE do GPT-2
@@ -138,12 +132,20 @@ def contar_tokens(texto, fusoes):
                for p in PADRAO.findall(texto))
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["bytes_para_unicode", "BYTE_PARA_CHAR", "PADRAO", "para_bytes", "fundir", "bpe",
+           "fusoes_do_tokenizador", "codificar", "bytes_do_token", "treinar_bpe", "contar_tokens"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
 import figuras
 from carregar_gpt2 import ModeloIndisponivel, carregar_tokenizador
 from console import (cortar, dizer, em_linhas, inteiro, largura, legivel, num, pct, plural,
                      quebrar)
+from licao import ExperimentoPulado
 
 # Os mesmos três parágrafos nas duas línguas (escritos para esta lição).
 PORTUGUES = [

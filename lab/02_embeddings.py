@@ -1,20 +1,16 @@
-"""Lição 02 · Embeddings de token (wte) e de posição (wpe) (leia junto:
-apostilas/02_embeddings.md): cada id escolhe uma linha de uma tabela (wte), cada posição
-uma linha de outra (wpe), e a soma das duas é o vetor que entra no primeiro bloco."""
-import sys
-
+"""Lição 02 · Embeddings de token (wte) e de posição (wpe)
+(leia junto: apostilas/02_embeddings.md)
+1. Consultar a tabela = one-hot x matriz
+2. Vizinhos mais próximos no wte do GPT-2
+3. Posições aprendidas (wpe) contra a tabela senoidal de 2017
+4. Normas: linhas do wte por id, linhas do wpe por posição
+5. A entrada do bloco 1 e a cabeça de saída são a mesma tabela
+6. Os parâmetros do wte e do wpe"""
 from licao import Licao, inteiro_entre, no_maximo, opcao, texto_utf8
 
 PALAVRAS = [" Paris", " seven", " 7", " January", " dog", " informação"]
 MAX_IDS = 64  # o one-hot de cada id tem 50.257 números: 20.000 ids passavam de 16 GB
-LICAO = Licao("02", "Embeddings de token (wte) e de posição (wpe)", [
-    "Consultar a tabela = one-hot x matriz",
-    "Vizinhos mais próximos no wte do GPT-2",
-    "Posições aprendidas (wpe) contra a tabela senoidal de 2017",
-    "Normas: linhas do wte por id, linhas do wpe por posição",
-    "A entrada do bloco 1 e a cabeça de saída são a mesma tabela",
-    "Os parâmetros do wte e do wpe",
-], usa_gpt2={2, 3, 4, 5}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={2, 3, 4, 5}, opcoes=[
     opcao("--ids", inteiro_entre(0, 50256, "--ids 5 5 5 7"), None, "experimento 1: estes ids "
           f"em vez de 8 sorteados (ex.: --ids 5 5 5 7; até {MAX_IDS})", "ID", nargs="+",
           action=no_maximo(MAX_IDS, "--ids 5 5 5 7")),
@@ -22,13 +18,9 @@ LICAO = Licao("02", "Embeddings de token (wte) e de posição (wpe)", [
           "palavras cujos vizinhos procurar, o espaço na frente conta (padrão: as da apostila)",
           '" palavra"', nargs="+"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 import torch.nn.functional as F
-
-__all__ = ["consulta_e_one_hot", "entrada", "vizinhos", "senoidal", "cossenos_entre_linhas",
-           "media_por_deslocamento", "componentes_principais"]
 
 
 # ============================================================ a peça: as duas tabelas
@@ -89,8 +81,15 @@ def componentes_principais(tabela, k=3):
     return comps.float(), (autovalores[-k:].flip(0) / autovalores.sum()).tolist()
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["consulta_e_one_hot", "entrada", "vizinhos", "senoidal", "cossenos_entre_linhas",
+           "media_por_deslocamento", "componentes_principais"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
 import figuras
 from console import (cientifico, cronometrar, dizer, em_linhas, inteiro, num, pct, plural,
                      quebrar, tamanho, token)

@@ -1,20 +1,13 @@
-"""Lição 03 · Uma cabeça de atenção (leia junto: apostilas/03_attention.md): Q, K e V à
-mão; por que dividir por raiz(d_k); a máscara causal; uma média ponderada de V; o SDPA do
-PyTorch e o custo quadrático; uma cabeça do GPT-2 de verdade."""
-import functools
-import math
-import sys
-
+"""Lição 03 · Uma cabeça de atenção (leia junto: apostilas/03_attention.md)
+1. Q, K e V à mão em 4 tokens
+2. Por que dividir por raiz(d_k), medido
+3. A máscara causal: o futuro não vaza
+4. Uma média ponderada de V: linear em V, não em x
+5. Igual ao SDPA do PyTorch; o custo quadrático em T
+6. Uma cabeça do GPT-2 de verdade"""
 from licao import Licao, inteiro_entre, opcao
 
-LICAO = Licao("03", "Uma cabeça de atenção", [
-    "Q, K e V à mão em 4 tokens",
-    "Por que dividir por raiz(d_k), medido",
-    "A máscara causal: o futuro não vaza",
-    "Uma média ponderada de V: linear em V, não em x",
-    "Igual ao SDPA do PyTorch; o custo quadrático em T",
-    "Uma cabeça do GPT-2 de verdade",
-], usa_gpt2={6}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--linha", ("o", "gato", "subiu", "no"), "gato",
           "linha do experimento 1 cujo softmax sai passo a passo"),
     opcao("--camada", inteiro_entre(0, exemplo="--camada 4"), 4,
@@ -22,13 +15,13 @@ LICAO = Licao("03", "Uma cabeça de atenção", [
     opcao("--cabeca", inteiro_entre(0, exemplo="--cabeca 11"), 11,
           "cabeça do experimento 6; a 1ª é 0", "H"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
+import functools
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca", "entropia", "notas_de_padrao"]
 
 
 # ============================================================ a peça
@@ -82,8 +75,14 @@ def cabeca_aleatoria(d, d_k, causal=True, semente=0):
     return Cabeca(d, d_k, causal).double()
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca", "entropia", "notas_de_padrao"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
 import figuras
 from console import (Progresso, cientifico, cronometrar, dizer, inteiro, limite, num,
                      quebrar, tamanho, token)

@@ -1,29 +1,21 @@
-"""Lição 04 · Atenção multicabeça (leia junto: apostilas/04_multihead.md): h cabeças em
-paralelo, cada uma numa fatia de C/h números; a AtencaoMultiCabeca, que as lições 05, 06 e 08
-importam daqui, contra a do GPT-2; parâmetros e custo; cabeças do GPT-2 e de indução."""
-import math
-import sys
-
+"""Lição 04 · Atenção multicabeça (leia junto: apostilas/04_multihead.md)
+1. Separar e juntar as cabeças: as formas, e um erro silencioso
+2. AtencaoMultiCabeca = a atenção do GPT-2 do transformers
+3. Parâmetros e custo: 4d² + 4d, qualquer que seja h
+4. As cabeças do GPT-2: mapas e padrões medidos
+5. Cabeças de indução: o modelo copia
+6. Por que várias cabeças, e não uma larga"""
 from licao import Licao, importar_licao, inteiro_entre, opcao
 
-LICAO = Licao("04", "Atenção multicabeça", [
-    "Separar e juntar as cabeças: as formas, e um erro silencioso",
-    "AtencaoMultiCabeca = a atenção do GPT-2 do transformers",
-    "Parâmetros e custo: 4d² + 4d, qualquer que seja h",
-    "As cabeças do GPT-2: mapas e padrões medidos",
-    "Cabeças de indução: o modelo copia",
-    "Por que várias cabeças, e não uma larga",
-], usa_gpt2={4, 5}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={4, 5}, opcoes=[
     opcao("--d", inteiro_entre(1, 65536, "--d 1600"), 768,
           "largura d do experimento 3 (padrão: 768, a do GPT-2 pequeno)", "D"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 from torch import nn
 
 L03 = importar_licao("03_attention")   # a atenção de uma cabeça e a máscara, da lição 03
-__all__ = ["separar_cabecas", "juntar_cabecas", "AtencaoMultiCabeca"]
 
 
 # ============================================================ a peça
@@ -65,8 +57,15 @@ class AtencaoMultiCabeca(nn.Module):
         return L03.pesos_de_atencao(q, k, self.causal)         # (B, h, T, T)
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["separar_cabecas", "juntar_cabecas", "AtencaoMultiCabeca"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import math
+import sys
+
 import figuras
 from console import dizer, inteiro, limite, num, pct, quebrar
 from licao import ExperimentoPulado

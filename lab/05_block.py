@@ -1,19 +1,14 @@
-"""Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md): atenção + MLP,
-cada um com LayerNorm antes e residual em volta; Pre-LN x Post-LN; fluxo residual e logit lens."""
-import math
-import sys
-
+"""Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md)
+1. Monte o bloco e veja as formas
+2. Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1
+3. A norma do fluxo residual, camada a camada, no GPT-2
+4. Logit lens: lendo o quadro-negro no meio do caminho
+5. Os parâmetros de um bloco real, peça por peça
+6. GELU contra ReLU em ASCII"""
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 
 PASSOS, TAXA = 20, 3e-3  # os padrões de --passos e --taxa (o exercício 2 os muda)
-LICAO = Licao("05", "O bloco Transformer completo", [
-    "Monte o bloco e veja as formas",
-    "Pre-LN contra Post-LN em 40 camadas: o gradiente da camada 1",
-    "A norma do fluxo residual, camada a camada, no GPT-2",
-    "Logit lens: lendo o quadro-negro no meio do caminho",
-    "Os parâmetros de um bloco real, peça por peça",
-    "GELU contra ReLU em ASCII",
-], usa_gpt2={3, 4}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, opcoes=[
     opcao("--passos", inteiro_entre(1, exemplo="--passos 40"), PASSOS,
           "passos de treino do experimento 2"),
     opcao("--taxa", real_entre(0, 1, "--taxa 1e-3", inclui_minimo=False), TAXA,
@@ -23,13 +18,12 @@ LICAO = Licao("05", "O bloco Transformer completo", [
     opcao("--inicializacao", ("pytorch", "gpt2"), "pytorch", "pesos iniciais das pilhas do "
           "experimento 2 (padrão: pytorch; gpt2 é a do exercício 3)"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
+import math
 import torch
 from torch import nn
 
 AtencaoMultiCabeca = importar_licao("04_multihead").AtencaoMultiCabeca  # da lição 04
-__all__ = ["MLP", "Bloco", "Pilha", "lote_token_anterior", "copiar_pesos_gpt2"]
 
 
 # ============================================================ a peça
@@ -120,8 +114,14 @@ def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
     return bloco
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["MLP", "Bloco", "Pilha", "lote_token_anterior", "copiar_pesos_gpt2"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
 import torch.nn.functional as F
 
 import figuras

@@ -1,33 +1,23 @@
-"""Lição 06 · O GPT-2 inteiro (leia junto: apostilas/06_gpt2.md): embeddings, L cópias do
-Bloco da lição 05, ln_f e a cabeça amarrada ao wte; os pesos reais sem cópia, conferidos
-contra o transformers; gerar texto; do gpt2 ao gpt2-xl só L, d e h mudam."""
-import sys
-
+"""Lição 06 · O GPT-2 inteiro, de 124M a 1,5B de parâmetros (leia junto: apostilas/06_gpt2.md)
+1. Monte o GPT-2 com o Bloco: do texto à próxima palavra
+2. Carregue os pesos reais: os mesmos logits do transformers
+3. Gerando texto com o nosso GPT-2
+4. Do gpt2 ao gpt2-xl: só L, d e h mudam
+5. Um modelo maior de verdade (--modelo gpt2-medium)"""
 from licao import Licao, importar_licao, opcao, texto_utf8
 
-LICAO = Licao("06", "O GPT-2 inteiro, de 124M a 1,5B de parâmetros", [
-    "Monte o GPT-2 com o Bloco: do texto à próxima palavra",
-    "Carregue os pesos reais: os mesmos logits do transformers",
-    "Gerando texto com o nosso GPT-2",
-    "Do gpt2 ao gpt2-xl: só L, d e h mudam",
-    "Um modelo maior de verdade (--modelo gpt2-medium)",
-], usa_gpt2={1, 2, 3, 5}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 5}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato subiu no"'), "The cat sat on the",
           'frase de entrada dos experimentos 1, 2, 3 e 5 (padrão: "The cat sat on the")',
           '"FRASE"'),
     opcao("--codigo", "flag", None, "mostra o código do modelo inteiro (as peças das lições "
           "03 a 06, lidas dos arquivos, com o arquivo e a linha de cada uma) e sai"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 from torch import nn
 
-from console import plural
-
 Bloco = importar_licao("05_block").Bloco  # a peça da lição 05, sem cópia
-__all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "nosso_gpt2",
-           "gerar_guloso", "montar_nosso", "modelos", "tokenizar", "confere"]
 
 
 # ============================================================ a peça
@@ -138,14 +128,20 @@ def gerar_guloso(modelo, ids, novos, fim=None, ao_gerar=None):
     return ids
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "nosso_gpt2",
+           "gerar_guloso", "montar_nosso", "modelos", "tokenizar", "confere"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
 import time
 
 import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
 from console import (cientifico, cortar, dizer, em_linhas, inteiro, largura, num, pct,
-                     quebrar, tamanho, token)
+                     plural, quebrar, tamanho, token)
 from licao import RAIZ, ExperimentoPulado
 
 NOVOS_TOKENS = 16

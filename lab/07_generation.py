@@ -1,18 +1,14 @@
-"""Lição 07 · Gerando texto (leia junto: apostilas/07_generation.md): o laço autorregressivo,
-como escolher o próximo token (temperatura, top-k, top-p, semente) e o cache KV feito à mão."""
-import sys
-
+"""Lição 07 · Gerando texto: amostragem e o cache KV (leia junto: apostilas/07_generation.md)
+1. O laço autorregressivo: um token por vez
+2. Temperatura: a mesma distribuição, mais ou menos achatada
+3. top-k e top-p: quem sobrevive ao corte
+4. Sorteio com semente: o mesmo texto de novo
+5. O cache KV à mão: os mesmos logits, muito menos conta
+6. Quanto ocupa o cache: 2 x L x d x bytes por token
+7. Por que o cache precisa de causalidade"""
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre, texto_utf8
 
-LICAO = Licao("07", "Gerando texto: amostragem e o cache KV", [
-    "O laço autorregressivo: um token por vez",
-    "Temperatura: a mesma distribuição, mais ou menos achatada",
-    "top-k e top-p: quem sobrevive ao corte",
-    "Sorteio com semente: o mesmo texto de novo",
-    "O cache KV à mão: os mesmos logits, muito menos conta",
-    "Quanto ocupa o cache: 2 x L x d x bytes por token",
-    "Por que o cache precisa de causalidade",
-], usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato"'), "The cat sat on the", "a frase", "FRASE"),
     opcao("--temperatura", real_entre(0.01, 100, "--temperatura 0.7"), 1.0, "temperatura do "
           "experimento 4 (padrão: 1; perto de 0 = quase gulosa)", "T"),
@@ -24,12 +20,10 @@ LICAO = Licao("07", "Gerando texto: amostragem e o cache KV", [
     opcao("--conversas", inteiro_entre(1, 1000, "--conversas 32"), 8, "conversas ao mesmo "
           "tempo no gpt2-xl, no experimento 6", "N"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
+
 L03 = importar_licao("03_attention")  # a máscara causal (futuro) e a entropia da 03
-__all__ = ["CacheKV", "atencao_com_cache", "passo", "filtrar_top_k", "filtrar_top_p", "escolher",
-           "gerar", "bytes_por_token"]
 
 
 # ============================================================ a peça: o cache KV
@@ -151,10 +145,16 @@ def gerar(modelo, ids, novos, cabecas, cache=True, **amostragem):
     return ids
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["CacheKV", "atencao_com_cache", "passo", "filtrar_top_k", "filtrar_top_p", "escolher",
+           "gerar", "bytes_por_token"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import math
 import statistics
+import sys
 import time
 
 from carregar_gpt2 import TAMANHOS_GPT2

@@ -1,20 +1,16 @@
-"""Lição 08 · O que mudou desde 2017 (leia junto: apostilas/08_since_2017.md): Pre-LN, RMSNorm,
-SwiGLU, RoPE, GQA e o fim dos vieses, seis controles do bloco montados em PyTorch e medidos."""
+"""Lição 08 · O que mudou desde 2017 (leia junto: apostilas/08_since_2017.md)
+1. Os seis controles: de 2017 a 2026
+2. O bloco Pre-LN de hoje em numpy, e a conta em d = 4.096
+3. O bloco moderno em PyTorch = LlamaDecoderLayer
+4. RMSNorm contra LayerNorm
+5. SwiGLU: a porta, a largura 8d/3 e o arredondamento
+6. RoPE: a posição mora na rotação
+7. GQA: menos cabeças de K/V, cache menor
+8. Post-LN precisa de aquecimento: um treino de verdade
+9. Codificador, decodificador ou os dois"""
 import math
 from licao import Licao, inteiro_entre, opcao
-import paginas
-
-LICAO = Licao("08", "O que mudou desde 2017", [
-    "Os seis controles: de 2017 a 2026",
-    "O bloco Pre-LN de hoje em numpy, e a conta em d = 4.096",
-    "O bloco moderno em PyTorch = LlamaDecoderLayer",
-    "RMSNorm contra LayerNorm",
-    "SwiGLU: a porta, a largura 8d/3 e o arredondamento",
-    "RoPE: a posição mora na rotação",
-    "GQA: menos cabeças de K/V, cache menor",
-    "Post-LN precisa de aquecimento: um treino de verdade",
-    "Codificador, decodificador ou os dois",
-], opcoes=[  # os seis controles do experimento 1; o 1º valor de cada um é o do artigo de 2017
+LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[  # de --norma a --vieses: 1º valor = 2017
     opcao("--ano", ("2017", "2019", "2026"), "2026", "ponto de partida: o artigo, o GPT-2, hoje"),
     opcao("--norma", ("post", "pre"), None, "post: norma depois da soma residual; pre: no ramo"),
     opcao("--normalizador", ("layernorm", "rmsnorm"), None, "rmsnorm: só reescala, sem viés"),
@@ -26,12 +22,10 @@ LICAO = Licao("08", "O que mudou desde 2017", [
     opcao("--interativo", "flag", None, "no experimento 1, troca os controles um a um"),
     opcao("--d", inteiro_entre(1, 100_000, "--d 2048"), 4096, "d na conta do experimento 5", "D"),
     opcao("--tokens", inteiro_entre(1, 10**8, "--tokens 128000"), 8192, "contexto do exp. 7", "N"),
-    opcao("--completo", "flag", None, "exp. 8 longo (200 passos, não 80)"), *paginas.opcoes()])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+    opcao("--completo", "flag", None, "exp. 8 longo (200 passos, não 80)")])
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 from torch import nn
-
 # ==================================================== a peça: o bloco e seus seis controles
 def tabela_rope(posicoes, dh, base=10_000.0, dtype=torch.float32):
     """cos e sin do ângulo m * theta_i, theta_i = base^(-2i/dh); pares (i, i + dh/2).
@@ -259,6 +253,7 @@ ANOS = {
 TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., tabela 3
             "big": dict(d=1024, h=16, ffn=4096, camadas=6)}
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "MLPClassico",
            "normalizador", "largura_swiglu", "BlocoConfiguravel", "cabecas_kv", "bloco_de",
            "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017"]
@@ -272,6 +267,7 @@ import numpy as np
 import torch.nn.functional as F
 
 import figuras
+import paginas
 from console import Progresso, cientifico, console, dizer, inteiro, limite, num, pct, tamanho
 from licao import ExperimentoPulado, em_paralelo, importar_licao
 from otimizador import Adam

@@ -1,35 +1,25 @@
-"""Lição 09 · Leis de escala (leia junto: apostilas/09_scaling.md): C = 6ND contado em FLOPs;
-quatro modelos na mesma régua; Kaplan contra Chinchilla; a perda ajustada L(N, D); o ótimo
-quando a inferência entra na conta; dados finitos e compute na inferência."""
+"""Lição 09 · Leis de escala (leia junto: apostilas/09_scaling.md)
+1. De onde vem o 6 de C = 6ND, contando FLOPs
+2. Uma régua só: GPT-3, Gopher, Chinchilla, Llama 3 8B
+3. Kaplan contra Chinchilla: como repartir o orçamento
+4. A perda ajustada L(N, D) e as curvas de iso-FLOP
+5. Precificar a inferência também
+6. Dados finitos e compute na inferência"""
 import math
-import sys
 
-import paginas
 from licao import Licao, importar_licao, opcao, real_entre
 
-LICAO = Licao("09", "Leis de escala", [
-    "De onde vem o 6 de C = 6ND, contando FLOPs",
-    "Uma régua só: GPT-3, Gopher, Chinchilla, Llama 3 8B",
-    "Kaplan contra Chinchilla: como repartir o orçamento",
-    "A perda ajustada L(N, D) e as curvas de iso-FLOP",
-    "Precificar a inferência também",
-    "Dados finitos e compute na inferência",
-], opcoes=[
+LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[
     opcao("--tokens-inferencia", real_entre(0, 1e30, "--tokens-inferencia 1e13", sufixos=True),
           1e13, "tokens servidos na vida útil, no experimento 5 (padrão: 1e13)", "TOKENS"),
     opcao("--seu-modelo", real_entre(0, 1e30, "--seu-modelo 1B 100B", False, sufixos=True),
           None, "no experimento 2, põe na régua um modelo seu: N parâmetros e D tokens de "
           "treino (ex.: --seu-modelo 1e9 100e9 ou 1B 100B)", ("N", "D"), nargs=2),
     opcao("--interativo", "flag", None, "no experimento 5, pergunta outros volumes de "
-          "inferência (Enter vazio encerra)"), *paginas.opcoes(),
+          "inferência (Enter vazio encerra)"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
-
-__all__ = ["contar_flops", "flops_ida_e_volta", "flops_por_token", "flops_bloco", "custo_treino",
-           "custo_inferencia", "tokens_de_empate", "Ajuste", "REAJUSTE", "EQ10", "otimo_kaplan",
-           "custo_total", "otimo_com_inferencia", "dados_efetivos"]
 
 
 # ============================================================ a peça: contar FLOPs (exp. 1)
@@ -211,11 +201,19 @@ def cobertura_independente(p, k):
     return 1 - (1 - p) ** k
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["contar_flops", "flops_ida_e_volta", "flops_por_token", "flops_bloco", "custo_treino",
+           "custo_inferencia", "tokens_de_empate", "Ajuste", "REAJUSTE", "EQ10", "otimo_kaplan",
+           "custo_total", "otimo_com_inferencia", "dados_efetivos"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import argparse
+import sys
 
 import figuras
+import paginas
 from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, quebrar
 
 L06 = importar_licao("06_gpt2")  # o GPT2 e a conta fechada dos parâmetros (12d² + 13d...)

@@ -1,17 +1,12 @@
-"""Lição 10 · Treine o seu GPT (leia junto: apostilas/10_treino.md): o GPT2 da lição 06 nas
-apostilas, caractere por caractere; o laço de treino, FLOP/s e a fronteira do compute."""
+"""Lição 10 · Treine o seu GPT (leia junto: apostilas/10_treino.md)
+1. Os dados: as apostilas, caractere por caractere
+2. O modelo: o GPT2 da lição 06, pequeno, e os FLOPs de um passo
+3. O laço de treino: a perda cai e as amostras viram palavras
+4. Quanto a sua CPU rendeu: FLOP/s contra o matmul
+5. A fronteira do compute: o melhor tamanho para cada orçamento"""
 import math
-import sys
-
-from licao import RAIZ, Licao, importar_licao, inteiro_entre, opcao, real_entre
-
-LICAO = Licao("10", "Treine o seu GPT", [
-    "Os dados: as apostilas, caractere por caractere",
-    "O modelo: o GPT2 da lição 06, pequeno, e os FLOPs de um passo",
-    "O laço de treino: a perda cai e as amostras viram palavras",
-    "Quanto a sua CPU rendeu: FLOP/s contra o matmul",
-    "A fronteira do compute: o melhor tamanho para cada orçamento",
-], opcoes=[
+from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
+LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
     opcao("--camadas", inteiro_entre(1, 48, "--camadas 6"), 4, "blocos do modelo", "L"),
     opcao("--largura", inteiro_entre(4, 2048, "--largura 192"), 128, "largura d do modelo", "D"),
@@ -25,13 +20,12 @@ LICAO = Licao("10", "Treine o seu GPT", [
     opcao("--exportar", None, None, "grava o modelo numa pasta que a lição 07 lê", "PASTA"),
     opcao("--escala", "flag", None, "treina os modelos do experimento 5 (1 a 2 minutos)"),
 ])
-if __name__ == "__main__":
-    LICAO.abrir()  # a primeira linha sai antes do torch
+LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 GPT2 = importar_licao("06_gpt2").GPT2               # o modelo da lição 06, sem cópia
 escolher = importar_licao("07_generation").escolher  # o sorteio da lição 07
-__all__ = ["treinar", "taxa", "lote", "perda", "adamw", "ALFABETO", "Caracteres", "separar",
-           "avaliar", "amostrar", "salvar", "carregar"]
+
+
 # ============================================================ a peça
 def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerador, final=0.1):
     """O laço de treino. A cada passo: a taxa do cronograma, um lote sorteado do texto, a
@@ -153,17 +147,23 @@ def carregar(arquivo):
     return modelo.eval(), Caracteres(c["alfabeto"]), ck
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["treinar", "taxa", "lote", "perda", "adamw", "ALFABETO", "Caracteres", "separar",
+           "avaliar", "amostrar", "salvar", "carregar"]
+
+
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import functools  # noqa: E402
 import re  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import figuras  # noqa: E402
 from console import (Progresso, cientifico, dizer, inteiro, legivel, limite, num,  # noqa: E402
                      pct, plural, quebrar)
-from licao import ExperimentoPulado, ao_interromper  # noqa: E402
+from licao import RAIZ, ExperimentoPulado, ao_interromper  # noqa: E402
 
 AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
 AVALIAR_A_CADA = 100     # passos entre duas avaliações (e dois checkpoints)

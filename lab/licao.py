@@ -1,15 +1,16 @@
 """A lição: opções da linha de comando e o roteiro dos experimentos.
 
-Toda lição começa igual:
+Toda lição começa igual: a docstring do arquivo (entre aspas triplas) é o sumário, o
+título e um experimento por linha, na ordem, e a lição é lida dela:
 
-    LICAO = Licao("05", "O bloco Transformer completo", [
-        "Monte o bloco e veja as formas",                        # experimento 1
-        "A norma do fluxo residual, camada a camada, no GPT-2",  # experimento 2 ...
-    ], usa_gpt2={2}, opcoes=[
+    Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md)
+    1. Monte o bloco e veja as formas
+    2. A norma do fluxo residual, camada a camada, no GPT-2
+    from licao import Licao, inteiro_entre, opcao
+    LICAO = Licao.da_docstring(__doc__, usa_gpt2={2}, opcoes=[
         opcao("--passos", inteiro_entre(1), 20, "passos de treino do experimento 2"),
     ])
-    if __name__ == "__main__":
-        LICAO.abrir()            # lê as opções e imprime a primeira linha, antes do torch
+    LICAO.abrir()  # lê as opções e imprime a primeira linha, antes do torch
 
 e termina com `sys.exit(LICAO.rodar())`. Cada experimento é uma função marcada com
 `@LICAO.experimento(k)`, que recebe a lição (`licao.args`, `licao.gpt2()`,
@@ -354,10 +355,16 @@ class Licao:
     """Descreve uma lição e roda seus experimentos com as convenções do lab."""
 
     def __init__(self, numero: str, titulo: str, experimentos, usa_gpt2=(), opcoes=(),
-                 rotulo: str = "Experimento"):
+                 rotulo: str = "Experimento", pagina: bool = False, modulo: str = "__main__"):
         """experimentos: os títulos, na ordem (o 1º é o experimento 1); usa_gpt2: os números
-        dos que carregam o GPT-2 (para o --lista); opcoes: [opcao(...)]."""
-        self.numero, self.titulo, self.rotulo = numero, titulo, rotulo
+        dos que carregam o GPT-2 (para o --lista); opcoes: [opcao(...)]; pagina: a lição
+        grava uma página (--html, --abrir: paginas.py); modulo: o __name__ do arquivo da
+        lição (abrir() sem argumentos só age quando ele é o script rodado)."""
+        if pagina:
+            import paginas
+
+            opcoes = [*opcoes, *paginas.opcoes()]
+        self.numero, self.titulo, self.rotulo, self.modulo = numero, titulo, rotulo, modulo
         self.titulos, self.usa_gpt2 = list(experimentos), set(usa_gpt2)
         assert all(isinstance(t, str) for t in self.titulos), "experimentos: uma lista de títulos"
         self.opcoes = list(opcoes)
@@ -367,6 +374,20 @@ class Licao:
         self._modelo = self._erro_modelo = None
         self._verificacoes_falhas = []
         self._atual = ("", "")
+
+    @classmethod
+    def da_docstring(cls, doc: str, **kwargs) -> "Licao":
+        """A lição descrita na docstring do arquivo: a 1ª linha é 'Lição NN · Título' (e um
+        '(leia junto: ...)', que não entra no título); cada experimento é uma linha
+        'k. título', de 1 a n, na ordem. As outras linhas são só para quem lê."""
+        primeira, *resto = doc.strip().splitlines()
+        cabeca = re.fullmatch(r"Lição (\d\d) · (.+?)(?: \(leia junto: [^()]*\))?", primeira)
+        numerados = [m for m in (re.fullmatch(r"\s*(\d+)\. (.+?)\s*", l) for l in resto) if m]
+        assert cabeca, f"a docstring começa com 'Lição NN · Título', não {primeira!r}"
+        assert [int(m[1]) for m in numerados] == list(range(1, len(numerados) + 1)), \
+            "os experimentos da docstring são '1. título', '2. título'..., em ordem"
+        modulo = sys._getframe(1).f_globals.get("__name__", "__main__")  # o arquivo da lição
+        return cls(cabeca[1], cabeca[2], [m[2] for m in numerados], modulo=modulo, **kwargs)
 
     @property
     def experimentos(self):
@@ -393,6 +414,11 @@ class Licao:
 
     # -- linha de comando (antes de importar torch)
     def abrir(self, argv=None):
+        """Lê as opções (argv, ou as da linha de comando) e imprime a primeira linha. Sem
+        argv, numa lição importada por outra (ou por um teste), não faz nada: é o
+        `if __name__ == "__main__"` do arquivo da lição."""
+        if argv is None and self.modulo != "__main__":
+            return None
         preparar_saida()
         _ctrl_c_sem_traceback()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"

@@ -85,6 +85,36 @@ def test_real_entre_com_sufixos_e_limites_legiveis():
         ["1e-5", "0,001", "1,5", "1e30", "2,5e12", "30"]
 
 
+def test_a_licao_e_lida_da_docstring():
+    """O título sai da 1ª linha (sem o '(leia junto: ...)', com os parênteses do próprio
+    título); cada 'k. título' é um experimento; as outras linhas são só para quem lê."""
+    doc = ("Lição 42 · Posições (wpe) e tokens (leia junto: apostilas/42_x.md)\n"
+           "Uma linha para quem lê o arquivo.\n1. Primeiro: com dois-pontos\n"
+           "2. Segundo, o último\n")
+    li = licao.Licao.da_docstring(doc, usa_gpt2={2})
+    assert (li.numero, li.titulo) == ("42", "Posições (wpe) e tokens")
+    assert li.titulos == ["Primeiro: com dois-pontos", "Segundo, o último"]
+    assert li.experimentos[1] == (2, "Segundo, o último", True)
+    assert li.modulo == __name__  # o __name__ de quem declarou a lição
+    for errada in ("Lição 42 · x\n2. fora de ordem", "Sem o cabeçalho\n1. um"):
+        with pytest.raises(AssertionError):
+            licao.Licao.da_docstring(errada)
+
+
+def test_abrir_numa_licao_importada_nao_faz_nada():
+    """LICAO.abrir() no topo do arquivo só age quando a lição é o script rodado: importada
+    por outra lição, não lê a linha de comando (a de quem importou) nem imprime nada."""
+    codigo = ("import sys\nsys.path.insert(0, 'lab')\nsys.argv = ['x', '--opcao-que-nao-existe']\n"
+              "from licao import importar_licao\nL05 = importar_licao('05_block')\n"
+              "print('args', L05.LICAO.args, L05.Bloco.__name__)\n")
+    r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
+                       text=True, encoding="utf-8", timeout=120)
+    assert r.returncode == 0 and r.stdout == "args None Bloco\n", r.stdout + r.stderr
+    li = licao.Licao.da_docstring("Lição 42 · x\n1. um")
+    assert li.abrir() is None and li.args is None
+    assert li.abrir(["--so", "1"]).so == [1]  # com argv explícito, lê (os testes fazem isso)
+
+
 def test_lista_nao_roda_nada():
     r = rodar_script("05_block.py", "--lista")
     assert r.returncode == 0

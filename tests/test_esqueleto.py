@@ -1,7 +1,8 @@
 """O esqueleto de toda lição, conferido na árvore sintática (AST) de cada lab/NN_nome.py.
 
-- Um cabeçalho curto: `LICAO = Licao(...)` com a lista dos experimentos e as opções
-  declaradas com os validadores do encanamento (licao.opcao, inteiro_entre...).
+- Um cabeçalho curto: a docstring é o sumário (o título e um experimento por linha),
+  `LICAO = Licao.da_docstring(__doc__, ...)` a lê, e as opções são declaradas com os
+  validadores do encanamento (licao.opcao, inteiro_entre...).
 - Logo depois, a peça: o código do conceito começa na primeira tela (linha PRIMEIRA_TELA)
   e `__all__` diz o que as lições seguintes podem importar.
 - Uma lição importa de outra (importar_licao) só nomes do `__all__` dela.
@@ -20,7 +21,7 @@ import pytest
 from conftest import RAIZ
 
 LICOES = sorted(p for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py"))
-PRIMEIRA_TELA = 36  # a linha em que a peça (a primeira def/class) já começou
+PRIMEIRA_TELA = 30  # a linha em que a peça (a primeira def/class) já começou
 # Ajudantes de saída que têm casa no encanamento (console.py, figuras.py): uma lição não
 # define o seu (eram cópias que discordavam entre si).
 DO_ENCANAMENTO = {"abaixo", "limite", "veredito", "nome_token", "_token", "token", "ver",
@@ -47,13 +48,16 @@ def test_cabecalho_declarativo(licao):
                 and any(getattr(t, "id", "") == "LICAO" for t in no.targets)]
     assert chamadas, "a lição declara LICAO = Licao(...) no topo"
     chamada = chamadas[0]
-    assert getattr(chamada.func, "id", getattr(chamada.func, "attr", "")) == "Licao"
+    assert isinstance(chamada.func, ast.Attribute) and chamada.func.attr == "da_docstring" \
+        and getattr(chamada.func.value, "id", "") == "Licao", "LICAO = Licao.da_docstring(...)"
+    assert getattr(chamada.args[0], "id", "") == "__doc__", "a lição é lida da docstring"
     palavras = {k.arg for k in chamada.keywords}
     assert not palavras & {"argumentos", "proxima"}, "use opcoes=[opcao(...)]"
-    experimentos = chamada.args[2]
-    assert isinstance(experimentos, ast.List) and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in experimentos.elts), \
-        "os experimentos são uma lista de títulos"
+    doc = ast.get_docstring(arvore, clean=False).strip().splitlines()
+    assert re.fullmatch(r"Lição \d\d · .+", doc[0]), doc[0]
+    numeros = [int(m[1]) for m in (re.match(r"(\d+)\. \S", linha) for linha in doc[1:]) if m]
+    assert numeros == list(range(1, len(numeros) + 1)) and numeros, \
+        "a docstring lista os experimentos: '1. título', '2. título'..."
     for no in ast.walk(arvore):  # nenhum validador de opção feito à mão
         if isinstance(no, ast.Call) and getattr(no.func, "attr", "") == "add_argument":
             pytest.fail(f"linha {no.lineno}: declare a opção com opcao(...) no cabeçalho")

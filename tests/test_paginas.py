@@ -181,7 +181,7 @@ def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
     cada lição com --html tem a sua lá, e a apostila aponta para ela."""
     raiz = Path(__file__).resolve().parent.parent
     com_html = sorted(p.stem for p in (raiz / "lab").glob("[0-9][0-9]_*.py")
-                      if "paginas.opcoes()" in p.read_text(encoding="utf-8"))
+                      if "pagina=True" in p.read_text(encoding="utf-8"))
     assert com_html and [p.stem for p in GRAVADAS] == com_html
     for nome in com_html:
         apostila = (raiz / "apostilas" / f"{nome}.md").read_text(encoding="utf-8")
