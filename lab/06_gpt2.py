@@ -142,7 +142,7 @@ import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
 from console import (cientifico, cortar, dizer, em_linhas, inteiro, largura, num, pct,
                      plural, quebrar, tamanho, token)
-from licao import RAIZ, ExperimentoPulado
+from licao import ExperimentoPulado
 
 NOVOS_TOKENS = 16
 TOLERANCIA = 1e-4
@@ -758,108 +758,9 @@ def pecas_do_modelo():
             ("06", GPT2)]
 
 
-def fonte_da_peca(objeto):
-    """(arquivo, primeira linha, linhas do código) de uma peça, lidos do próprio arquivo."""
-    import inspect
-
-    objeto = inspect.unwrap(objeto)                    # o futuro vem com um lru_cache
-    linhas, inicio = inspect.getsourcelines(objeto)
-    return inspect.getsourcefile(objeto), inicio, [l.rstrip("\n") for l in linhas]
-
-
-def para_a_tela(linhas, colunas):
-    """As linhas de um trecho de Python numa tela de `colunas`, mudando só espaços e
-    quebras de linha (o código continua o mesmo e roda igual). Numa linha que não cabe:
-    o comentário do fim encosta no código e, se ainda não couber, sobe para a linha de
-    cima; uma docstring é reparagrafada; uma linha de código quebra depois de uma
-    vírgula dentro de parênteses, alinhada depois deles."""
-    import ast
-    import io
-    import textwrap
-    import tokenize
-
-    fonte = "\n".join(linhas) + "\n"
-    comentarios, virgulas, abertos = {}, {}, []
-    for t in tokenize.generate_tokens(io.StringIO(fonte).readline):
-        (lin, col), (_, fim) = t.start, t.end
-        if t.type == tokenize.COMMENT:
-            comentarios[lin] = col
-        elif t.type == tokenize.OP and t.string in "([{":
-            abertos.append(col)
-        elif t.type == tokenize.OP and t.string in ")]}":
-            abertos.pop()
-        elif t.type == tokenize.OP and t.string == "," and abertos:
-            virgulas.setdefault(lin, []).append((fim, abertos[-1] + 1))
-    docstrings = {}                                    # primeira linha -> última
-    for no in ast.walk(ast.parse(fonte)):
-        corpo = getattr(no, "body", None)
-        if isinstance(corpo, list) and corpo and isinstance(corpo[0], ast.Expr) \
-                and isinstance(getattr(corpo[0].value, "value", None), str):
-            docstrings[corpo[0].lineno] = corpo[0].end_lineno
-    saida, n = [], 0
-    while n < len(linhas):
-        n += 1
-        linha = linhas[n - 1]
-        recuo = linha[:len(linha) - len(linha.lstrip())]
-        ultima = docstrings.get(n)
-        if ultima and any(len(l) > colunas for l in linhas[n - 1:ultima]):
-            texto = "\n".join(l.strip() for l in linhas[n - 1:ultima])
-            for i, paragrafo in enumerate(texto.split("\n\n")):
-                saida += [""] * (i > 0) + textwrap.wrap(
-                    " ".join(paragrafo.split()), colunas, initial_indent=recuo,
-                    subsequent_indent=recuo, break_long_words=False, break_on_hyphens=False)
-            n = ultima
-            continue
-        if len(linha) > colunas and n in comentarios and linha[:comentarios[n]].strip():
-            codigo, nota = linha[:comentarios[n]].rstrip(), linha[comentarios[n]:]
-            if len(codigo) + 2 + len(nota) <= colunas:
-                linha = f"{codigo}  {nota}"
-            else:
-                saida.append(recuo + nota)
-                linha = codigo
-        cabem = [(fim, alinhar) for fim, alinhar in virgulas.get(n, []) if fim <= colunas]
-        if len(linha) > colunas and cabem:
-            fim, alinhar = cabem[-1]
-            saida += [linha[:fim], " " * alinhar + linha[fim:].lstrip()]
-            continue
-        saida.append(linha)
-    return saida
-
-
-def mostrar_codigo() -> int:
-    """O --codigo: a fonte de cada peça, na ordem das lições, com o arquivo e a linha."""
-    from pathlib import Path
-
-    colunas = largura() - 1
-    pecas = [(n, objeto.__name__, *fonte_da_peca(objeto)) for n, objeto in pecas_do_modelo()]
-    total = sum(len(linhas) for *_, linhas in pecas)
-    arquivos = {arquivo for _n, _nome, arquivo, _i, _l in pecas}
-    nos_arquivos = sum(len(Path(a).read_text(encoding="utf-8").splitlines()) for a in arquivos)
-
-    def curto(arquivo):
-        caminho = Path(arquivo).resolve()
-        return (caminho.relative_to(RAIZ).as_posix() if caminho.is_relative_to(RAIZ)
-                else str(caminho))
-
-    dizer(quebrar(
-        f"O modelo inteiro que as lições 03 a 06 montam: {len(pecas)} peças, "
-        f"{inteiro(total)} linhas de Python, lidas agora dos arquivos (inspect), na ordem "
-        f"das lições. Numa linha que passaria de {colunas + 1} colunas, só os espaços e as "
-        "quebras mudam; o código é o mesmo."))
-    licao_anterior = None
-    for numero, nome, arquivo, inicio, linhas in pecas:
-        if numero != licao_anterior:
-            dizer(f"\n# {'=' * 20} lição {numero}: {curto(arquivo)}")
-            licao_anterior = numero
-        dizer(f"\n# {nome}: linhas {inicio} a {inicio + len(linhas) - 1} "
-              f"({plural(len(linhas), 'linha')})")
-        dizer("\n".join(para_a_tela(linhas, colunas)))
-    dizer(f"\n# {plural(len(pecas), 'peça')}, {plural(total, 'linha')}: "
-          f"{pct(total / nos_arquivos)} das {inteiro(nos_arquivos)} linhas dos "
-          f"{len(arquivos)} arquivos.")
-    dizer("# O resto dos arquivos: os experimentos que medem e conferem estas peças.")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(mostrar_codigo() if LICAO.args.codigo else LICAO.rodar())
+    if LICAO.args.codigo:  # o modelo inteiro na tela, peça a peça (lab/codigo.py)
+        import codigo
+
+        sys.exit(codigo.mostrar(pecas_do_modelo(), "as lições 03 a 06"))
+    sys.exit(LICAO.rodar())

@@ -608,7 +608,7 @@ class Licao:
 
 # ---------------------------------------------------------------- o erro do aluno
 _ENCANAMENTO = {"licao.py", "console.py", "pausas.py", "figuras.py", "carregar_gpt2.py",
-                "otimizador.py", "conferir.py", "paginas.py"}
+                "otimizador.py", "conferir.py", "paginas.py", "codigo.py"}
 
 
 def _de_biblioteca(arquivo: str) -> bool:

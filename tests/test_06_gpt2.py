@@ -746,7 +746,9 @@ def test_para_a_tela_so_muda_espacos():
     x = a + b                                   # um comentário alinhado longe
     y = a * b  # comentário longo demais para o lado
     return max(a, b, x, y, a - b, b - a, x * y, x - y, y - x)'''.split("\n")
-    tela = licao.para_a_tela(fonte, 50)
+    import codigo
+
+    tela = codigo.para_a_tela(fonte, 50)
     assert all(len(l) <= 50 for l in tela), tela
     _mesmo_codigo("\n".join(tela), "\n".join(fonte))
     assert tela[1:3] == ['    """Uma docstring comprida, de uma linha só,',
@@ -755,7 +757,7 @@ def test_para_a_tela_so_muda_espacos():
     assert tela[tela.index("    # comentário longo demais para o lado") + 1] == "    y = a * b"
     assert tela[-2:] == ["    return max(a, b, x, y, a - b, b - a, x * y,",
                          "               x - y, y - x)"]
-    assert licao.para_a_tela(fonte, 100) == fonte          # o que cabe não muda
+    assert codigo.para_a_tela(fonte, 100) == fonte          # o que cabe não muda
 
 
 # ------------------------------------------------------------ entradas estranhas
