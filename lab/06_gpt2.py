@@ -140,7 +140,7 @@ import time
 
 import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
-from console import (cientifico, cortar, dizer, em_linhas, inteiro, largura, num, pct,
+from console import (cientifico, citar, dizer, em_linhas, inteiro, largura, num, pct,
                      plural, quebrar, tamanho, token)
 from licao import ExperimentoPulado
 
@@ -224,11 +224,6 @@ def tokenizar(licao, tokenizador, posicoes, reserva=0):
             f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
             f"{posicoes - reserva} aqui. Use uma frase mais curta.")
     return texto, ids
-
-
-def citar(texto: str, folga: int) -> str:
-    """O --texto entre aspas, cortado numa palavra se não couber na linha com `folga`."""
-    return '"' + cortar(texto, folga + 2) + '"'
 
 
 def forma(t) -> str:

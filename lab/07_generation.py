@@ -158,7 +158,7 @@ import sys
 import time
 
 from carregar_gpt2 import TAMANHOS_GPT2
-from console import (Progresso, cortar, cronometrar, dizer, inteiro, limite, num, pct,
+from console import (Progresso, citar, cronometrar, dizer, inteiro, limite, num, pct,
                      plural, quebrar, tamanho, token)
 
 L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
@@ -247,11 +247,6 @@ def generate_deles(hf, ids, novos, **amostragem):
 
 def texto_de(tok, ids):
     return tok.decode(ids).replace("\ufffd", "?").replace("\n", " ")
-
-
-def citar(texto, folga):
-    """O texto entre aspas, cortado numa palavra se não couber na linha com `folga`."""
-    return '"' + cortar(texto, folga + 2) + '"'
 
 
 def com_o_fim_da_frase(tok, ids, novos, cabe=60):

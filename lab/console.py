@@ -108,6 +108,11 @@ def cortar(texto: str, folga: int = 0, colunas: int | None = None) -> str:
     return corte.rstrip(" ,;·:-") + fim
 
 
+def citar(texto: str, folga: int) -> str:
+    """O texto entre aspas, cortado numa palavra se não couber na linha com `folga`."""
+    return '"' + cortar(texto, folga + 2) + '"'
+
+
 def em_linhas(itens, recuo: int = 2, colunas: int | None = None) -> str:
     """Itens separados por um espaço, quebrando a linha antes de passar da largura do
     terminal (ou de `colunas`); nenhum item é cortado ao meio."""

@@ -25,7 +25,7 @@ PRIMEIRA_TELA = 30  # a linha em que a peça (a primeira def/class) já começou
 # Ajudantes de saída que têm casa no encanamento (console.py, figuras.py): uma lição não
 # define o seu (eram cópias que discordavam entre si).
 DO_ENCANAMENTO = {"abaixo", "limite", "veredito", "nome_token", "_token", "token", "ver",
-                  "cronometrar", "mapa_ascii", "em_linhas", "plural"}
+                  "cronometrar", "mapa_ascii", "em_linhas", "plural", "citar"}
 SIM_NAO = re.compile(r"^\s*(sim|não|NÃO|confere|NÃO confere|não confere)\b")
 
 
