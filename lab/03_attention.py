@@ -103,8 +103,6 @@ def mostrar(nome, t, linhas=None, colunas=None, casas=2, larg=7):
 
 
 # ============================================================ experimento 1
-
-
 @LICAO.experimento(1)
 def exp_a_mao(licao):
     g = torch.Generator().manual_seed(licao.args.semente)
@@ -218,10 +216,8 @@ def exp_mascara(licao):
     with torch.no_grad():
         for nome, cab in (("com máscara", causal), ("sem máscara", livre)):
             a, b = cab(x)[0, :-1], cab(x2)[0, :-1]             # (T-1, d_k)
-            if torch.equal(a, b):
-                texto = "0: idênticas, bit a bit"
-            else:
-                texto = num(float((a - b).abs().max()), 3)
+            texto = ("0: idênticas, bit a bit" if torch.equal(a, b)
+                     else num(float((a - b).abs().max()), 3))
             dizer(f"  {nome}: max |diferença| = {texto}")
     licao.verificar(torch.equal(causal(x)[0, :-1], causal(x2)[0, :-1]), "futuro não vaza")
     dizer("\nCom a máscara, nenhuma saída anterior sabe que o futuro mudou: é o que\n"
@@ -435,10 +431,8 @@ def exp_gpt2(licao):
     for nome, valor in notas.items():
         dizer(f"  peso médio {nome:<18} {num(valor, 2)}")
     maior = max(notas, key=notas.get)
-    if notas[maior] > 0.5:
-        dizer(f"Esta cabeça põe mais da metade do peso {maior}.")
-    else:
-        dizer("Esta cabeça espalha a atenção: nenhum dos três padrões passa de 0,5.")
+    dizer(f"Esta cabeça põe mais da metade do peso {maior}." if notas[maior] > 0.5
+          else "Esta cabeça espalha a atenção: nenhum dos três padrões passa de 0,5.")
     if not licao.quer_figuras:
         return
     fig, ax = figuras.figura(7.6, 6.4, margens=(1.0, 0.3, 1.0, 0.45))
