@@ -140,7 +140,7 @@ import time
 
 import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
-from console import (cientifico, citar, dizer, em_linhas, inteiro, largura, num, pct,
+from console import (cientifico, citar, dizer, em_linhas, escritor, inteiro, num, pct,
                      plural, quebrar, tamanho, token)
 from licao import ExperimentoPulado
 
@@ -166,8 +166,7 @@ def necessidade(pesos: float, copias: int = 1) -> float:
 
 
 def margem(nome: str) -> float:
-    """A necessidade da lição em múltiplos do tamanho dos pesos (o que Licao.gpt2
-    confere antes de carregar ou baixar)."""
+    """A necessidade em múltiplos dos pesos (a margem que Licao.gpt2 confere antes de baixar)."""
     pesos = estimar_memoria(nome)
     return necessidade(pesos) / pesos if pesos else FOLGA
 
@@ -177,9 +176,8 @@ def conferir_memoria(nome: str) -> None:
     pesos, livre = estimar_memoria(nome), memoria_disponivel()
     if pesos is None or livre is None or necessidade(pesos) <= livre:
         return
-    menores = [n for n, (L, d, _h) in TAMANHOS_GPT2.items()
-               if 4 * parametros_gpt2(L, d) < pesos
-               and necessidade(4 * parametros_gpt2(L, d)) <= livre]
+    menores = [n for n in TAMANHOS_GPT2
+               if estimar_memoria(n) < pesos and necessidade(estimar_memoria(n)) <= livre]
     conselho = (f"feche outros programas ou use um modelo menor (--modelo {menores[-1]})."
                 if menores else "feche outros programas"
                 + (": o gpt2 já é o menor GPT-2." if nome in PEQUENO else "."))
@@ -215,8 +213,7 @@ def tokenizar(licao, tokenizador, posicoes, reserva=0):
     """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
     codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
     texto = licao.args.texto
-    ids = tokenizador(texto, return_tensors="pt",
-                      split_special_tokens=True)["input_ids"]   # (1, T)
+    ids = tokenizador(texto, return_tensors="pt", split_special_tokens=True)["input_ids"]  # (1, T)
     if ids.shape[1] == 0:
         raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
     if ids.shape[1] + reserva > posicoes:
@@ -224,10 +221,6 @@ def tokenizar(licao, tokenizador, posicoes, reserva=0):
             f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
             f"{posicoes - reserva} aqui. Use uma frase mais curta.")
     return texto, ids
-
-
-def forma(t) -> str:
-    return str(tuple(t.shape))
 
 
 # ============================================================ experimento 1
@@ -241,10 +234,9 @@ def caminho(nosso: GPT2, ids):
     etapas += [("wte[ids]", e_tok, "embedding do token"),
                (f"wpe[0..{T - 1}]", e_pos, "embedding da posição"),
                ("x = wte[ids] + wpe", x[0], "o fluxo residual")]
-    L = len(nosso.h)
     for i, bloco in enumerate(nosso.h):
         x = bloco(x)                                   # (1, T, C)
-        if i < 2 or i == L - 1:
+        if i < 2 or i == len(nosso.h) - 1:
             etapas.append((f"bloco {i + 1}", x[0], "x + atenção, x + MLP"))
         elif i == 2:
             etapas.append(("...", None, ""))
@@ -252,8 +244,7 @@ def caminho(nosso: GPT2, ids):
     logits = x @ nosso.wte.weight.T                    # (1, T, V)
     etapas += [("ln_f", x[0], "normalização final"),
                ("x @ wte^T", logits[0], "um logit por token"),
-               ("softmax(última linha)", logits[0, -1].softmax(-1),
-                "o próximo token")]
+               ("softmax(última linha)", logits[0, -1].softmax(-1), "o próximo token")]
     return etapas, logits
 
 
@@ -277,15 +268,14 @@ def exp_caminho(licao):
     licao.pausa("as formas, etapa por etapa")
     dizer("Formas, sem o lote (n = tokens, d = largura, V = vocabulário):")
     for nome, t, nota in etapas:
-        dizer(f"  {nome:<22}{forma(t) if t is not None else '':<12}{nota}".rstrip())
+        dizer(f"  {nome:<22}{str(tuple(t.shape)) if t is not None else '':<12}{nota}".rstrip())
     igual = licao.verificar(torch.allclose(logits, direto, atol=1e-5),
                             "etapa por etapa = nosso(ids)")
     dizer(f"\nEtapa por etapa = nosso(ids)? {'sim' if igual else 'NÃO'}.")
     dizer("Cada linha dos logits prevê o token SEGUINTE àquela posição:")
     probs = direto[0].softmax(-1)                      # (T, V)
     p, i = probs.max(-1)
-    mostrar = range(T) if T <= 10 else [*range(3), None, *range(T - 6, T)]
-    for t in mostrar:
+    for t in range(T) if T <= 10 else [*range(3), None, *range(T - 6, T)]:
         if t is None:
             dizer("  ...")
             continue
@@ -338,26 +328,19 @@ def tabela_de_pesos(nosso, hf):
     amarrada ao wte)."""
     from transformers.pytorch_utils import Conv1D
 
-    nossos = dict(nosso.named_parameters())
     linhas = []
-    for nome, t in hf.state_dict().items():
-        curto = nome.removeprefix("transformer.")
-        if curto.startswith("h.") and not curto.startswith("h.0."):
+    for nome, t in hf.transformer.named_parameters():
+        if nome.startswith("h.") and not nome.startswith("h.0."):
             continue
-        if curto == "lm_head.weight":
-            linhas.append((curto, t, None, "amarrada",
-                           hf.lm_head.weight is hf.transformer.wte.weight))
-            continue
-        if curto not in nossos:                        # buffers (máscara causal etc.)
-            continue
-        dono = hf.get_submodule(nome.rsplit(".", 1)[0])
+        dono = hf.transformer.get_submodule(nome.rsplit(".", 1)[0])
         conv = isinstance(dono, Conv1D) and nome.endswith(".weight")
         esperado = t.t() if conv else t                # (entrada, saída) -> (saída, entrada)
-        nosso_p = nossos[curto].detach()
+        nosso_p = nosso.get_parameter(nome).detach()
         bate = (torch.equal(nosso_p, esperado)
                 and nosso_p.untyped_storage().data_ptr() == t.untyped_storage().data_ptr())
-        linhas.append((curto, t, nossos[curto], "view transposta" if conv else "o mesmo tensor",
-                       bate))
+        linhas.append((nome, t, nosso_p, "view transposta" if conv else "o mesmo tensor", bate))
+    linhas.append(("lm_head.weight", hf.lm_head.weight, None, "amarrada",
+                   hf.lm_head.weight is hf.transformer.wte.weight))
     return linhas
 
 
@@ -396,9 +379,8 @@ def exp_pesos(licao):
         if nome == "h.0.mlp.c_proj.bias" and L > 1:
             dizer(f"  h.1 a h.{L - 1}: o mesmo")
     novos = bytes_novos(nosso, hf)
-    total = sum(armazenamentos(hf).values())
-    dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes"
-          f"\n(os do transformers: {tamanho(total)}). Dois modelos, uma cópia.")
+    dizer(f"\nMemória nova que os pesos do nosso GPT2 ocupam: {inteiro(novos)} bytes\n(os do "
+          f"transformers: {tamanho(sum(armazenamentos(hf).values()))}). Dois modelos, uma cópia.")
     licao.verificar(novos == 0, "o nosso GPT2 não aloca pesos próprios")
     licao.pausa("Q, K e V dentro do c_attn e a prova pelos logits")
     dizer(f"\nc_attn é a fusão de três matrizes: no transformers, colunas 0 a {d - 1} dão Q,\n"
@@ -423,11 +405,9 @@ def exp_pesos(licao):
     dizer(f"Logits no texto {citar(texto, len('Logits no texto ') + len(resto))}{resto}\n"
           f"maior |logit| = {num(escala, 2)}):")
     dizer(quebrar(f"max |nosso - transformers| {frase_da_diferenca(delta, ok)}", recuo=2))
-    if ok:
-        dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
-              "  processador para processador: por isso aparece como limite, não como número)")
-    else:
-        dizer("  (acima do limite não é arredondamento: algum peso entrou errado)")
+    dizer("  (a diferença é arredondamento de float32, cujos últimos dígitos mudam de\n"
+          "  processador para processador: por isso aparece como limite, não como número)"
+          if ok else "  (acima do limite não é arredondamento: algum peso entrou errado)")
     errado = delta_sem_transpor(nosso, hf, ids, deles)
     dizer(f"\nE se o nosso esquecesse de transpor h.0.attn.c_proj? Ele é quadrado "
           f"({d} x {d}),\nentão carrega sem erro nenhum; só o modelo fica errado:")
@@ -457,25 +437,6 @@ def gerar_transformers(hf, ids, novos, fim=None):
                        do_sample=False, pad_token_id=fim, eos_token_id=fim)
 
 
-def _escritor(tokenizador, recuo=2):
-    """Escreve o texto gerado conforme sai, quebrando a linha antes de passar da largura.
-    Espera quando o último token é meio caractere (o BPE corta bytes de um 'ç')."""
-    estado = {"escrito": 0, "coluna": recuo}
-
-    def escrever(ids):
-        texto = tokenizador.decode(ids[0]).replace("\n", " ")
-        if texto.endswith("\ufffd"):                   # meio caractere: espera o resto
-            return
-        pedaco = texto[estado["escrito"]:]
-        estado["escrito"] = len(texto)
-        if estado["coluna"] + len(pedaco) > largura() - 1 and pedaco.startswith(" "):
-            print("\n" + " " * recuo, end="")
-            pedaco, estado["coluna"] = pedaco[1:], recuo
-        print(pedaco, end="", flush=True)
-        estado["coluna"] += len(pedaco)
-    return escrever
-
-
 @LICAO.experimento(3)
 def exp_gerar(licao):
     nosso, hf, tok = modelos(licao)
@@ -484,19 +445,16 @@ def exp_gerar(licao):
     T = ids.shape[1]
     dizer(f"Gulosa: a cada passo, o token mais provável; {NOVOS_TOKENS} tokens novos.\n")
     dizer("Nosso GPT2 (roda a sequência inteira de novo a cada token):")
-    escrever = _escritor(tok)
-    print("  ", end="")
+    escrever = escritor(tok)
     escrever(ids)                                      # o texto de entrada
     inicio = time.perf_counter()
     nossos = gerar_guloso(nosso, ids, NOVOS_TOKENS, fim, escrever)
-    t_nosso = time.perf_counter() - inicio
-    dizer(f"\n  ({num(t_nosso, 2)} s)")
+    dizer(f"\n  ({num(time.perf_counter() - inicio, 2)} s)")
     dizer("transformers, generate(do_sample=False) (guarda um cache KV):")
     inicio = time.perf_counter()
     deles = gerar_transformers(hf, ids, NOVOS_TOKENS, fim)
     t_deles = time.perf_counter() - inicio
-    escrever = _escritor(tok)                          # mesma quebra do nosso
-    print("  ", end="")
+    escrever = escritor(tok)                           # mesma quebra do nosso
     for k in range(T, deles.shape[1] + 1):
         escrever(deles[:, :k])
     dizer(f"\n  ({num(t_deles, 2)} s)\n")
@@ -526,19 +484,18 @@ def tamanhos():
             nosso = GPT2.da_config(cfg)
             deles = GPT2LMHeadModel(cfg)
         deles.tie_weights()
-        pecas = {
-            "embeddings": contar(nosso.wte) + contar(nosso.wpe),
-            "atenção": sum(contar(b.attn) for b in nosso.h),
-            "MLP": sum(contar(b.mlp) for b in nosso.h),
-            "normas": sum(contar(b.ln_1) + contar(b.ln_2) for b in nosso.h) + contar(nosso.ln_f),
-        }
+        pecas = {"embeddings": contar(nosso.wte) + contar(nosso.wpe),
+                 "atenção": sum(contar(b.attn) for b in nosso.h),
+                 "MLP": sum(contar(b.mlp) for b in nosso.h),
+                 "normas": sum(contar(b.ln_1) + contar(b.ln_2) for b in nosso.h)
+                           + contar(nosso.ln_f)}
+        total = contar(nosso)
         linhas.append({
             "nome": nome, "L": L, "d": d, "h": h, "vocab": cfg.vocab_size,
             "posicoes": cfg.n_positions, "bloco": contar(nosso.h[0]),
-            "total": contar(nosso), "transformers": contar(deles),
+            "total": total, "transformers": contar(deles),
             "formula": parametros_gpt2(L, d, cfg.vocab_size, cfg.n_positions),
-            "pecas": pecas,
-        })
+            "pecas": pecas, "fatias": {k: v / total for k, v in pecas.items()}})
     return linhas
 
 
@@ -553,8 +510,7 @@ def exp_tamanhos(licao):
     linhas = tamanhos()
     dizer("Os quatro GPT-2 montados com a MESMA classe GPT2 e o MESMO Bloco;\n"
           "só mudam três números da configuração (no meta device: sem memória).\n")
-    dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'h':>4}{'d/h':>5}{'por bloco':>13}"
-          f"{'total exato':>16}")
+    dizer(f"  {'modelo':<12}{'L':>3}{'d':>6}{'h':>4}{'d/h':>5}{'por bloco':>13}{'total exato':>16}")
     for m in linhas:
         dizer(f"  {m['nome']:<12}{m['L']:>3}{m['d']:>6}{m['h']:>4}{m['d'] // m['h']:>5}"
               f"{inteiro(m['bloco']):>13}{inteiro(m['total']):>16}")
@@ -600,22 +556,18 @@ def exp_tamanhos(licao):
 
     licao.pausa("onde moram os parâmetros")
     dizer("\nOnde moram os parâmetros (E = embeddings, A = atenção, M = MLP):")
-    largura_barra = 40
-    for m in linhas:
-        fracao = {k: v / m["total"] for k, v in m["pecas"].items()}
-        barra = ("E" * round(largura_barra * fracao["embeddings"])
-                 + "A" * round(largura_barra * fracao["atenção"]))
-        barra += "M" * (largura_barra - len(barra))
-        dizer(f"  {m['nome']:<12}|{barra}|")
+    for m in linhas:                                   # 40 caracteres: o resto é do MLP
+        f = m["fatias"]
+        barra = "E" * round(40 * f["embeddings"]) + "A" * round(40 * f["atenção"])
+        dizer(f"  {m['nome']:<12}|{barra.ljust(40, 'M')}|")
     dizer(f"\n  {'modelo':<12}{'embeddings':>11}{'atenção':>9}{'MLP':>8}{'normas':>8}")
     for m in linhas:
-        f = [m["pecas"][k] / m["total"] for k in ("embeddings", "atenção", "MLP", "normas")]
+        f = [m["fatias"][k] for k in ("embeddings", "atenção", "MLP", "normas")]
         dizer(f"  {m['nome']:<12}{pct(f[0]):>11}{pct(f[1]):>9}{pct(f[2]):>8}{pct(f[3], 2):>8}")
     primeiro, ultimo = linhas[0], linhas[-1]
     dizer(f"\nOs embeddings crescem com d (V x d); os blocos, com L x d². Por isso a fatia\n"
-          f"dos embeddings cai de {pct(primeiro['pecas']['embeddings'] / primeiro['total'])} "
-          f"no {primeiro['nome']} para {pct(ultimo['pecas']['embeddings'] / ultimo['total'])} "
-          f"no {ultimo['nome']}.")
+          f"dos embeddings cai de {pct(primeiro['fatias']['embeddings'])} no {primeiro['nome']} "
+          f"para {pct(ultimo['fatias']['embeddings'])} no {ultimo['nome']}.")
     if licao.quer_figuras:                             # poupa o import do matplotlib
         _figura_tamanhos(licao, linhas)
 
@@ -627,53 +579,43 @@ def _figura_tamanhos(licao, linhas):
     fig, (ax1, ax2) = figuras.figura(10, 4.4, margens=(1.75, 0.4, 1.2, 0.5), ncols=2,
                                      ajuste={"wspace": 0.06})
     nomes = [m["nome"] for m in linhas]
-    normas = max(m["pecas"]["normas"] / m["total"] for m in linhas)
+    normas = max(m["fatias"]["normas"] for m in linhas)
     rotulos = {"embeddings": "embeddings", "atenção": "atenção", "MLP": "MLP",
                "normas": f"normas (até {pct(normas, 2)})"}  # finas demais para ver
-    base_abs, base_rel = [0.0] * len(linhas), [0.0] * len(linhas)
-    for peca, rotulo in rotulos.items():
-        absoluto = [m["pecas"][peca] / 1e6 for m in linhas]
-        relativo = [100 * m["pecas"][peca] / m["total"] for m in linhas]
-        ax1.barh(nomes, absoluto, left=base_abs, label=rotulo)
-        ax2.barh(nomes, relativo, left=base_rel, label=rotulo)
-        base_abs = [a + b for a, b in zip(base_abs, absoluto)]
-        base_rel = [a + b for a, b in zip(base_rel, relativo)]
-    ax1.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: inteiro(x)))  # 1.600
-    ax1.set_xlabel("milhões de parâmetros", fontsize=13)
-    ax1.set_title("Parâmetros por peça", fontsize=15)
-    ax2.set_xlabel("% do total", fontsize=13)
-    ax2.set_title("Fatia de cada peça", fontsize=15)
-    ax2.set_xlim(0, 100)
-    ax2.tick_params(labelleft=False)                   # os nomes já estão à esquerda
-    for ax in (ax1, ax2):
+    for ax, chave, escala, eixo_x, titulo in (
+            (ax1, "pecas", 1e-6, "milhões de parâmetros", "Parâmetros por peça"),
+            (ax2, "fatias", 100, "% do total", "Fatia de cada peça")):
+        base = [0.0] * len(linhas)                     # onde cada barra começa
+        for peca, rotulo in rotulos.items():
+            valores = [escala * m[chave][peca] for m in linhas]
+            ax.barh(nomes, valores, left=base, label=rotulo)
+            base = [a + b for a, b in zip(base, valores)]
+        ax.set_xlabel(eixo_x, fontsize=13)
+        ax.set_title(titulo, fontsize=15)
         ax.tick_params(labelsize=13)
         ax.invert_yaxis()
         ax.grid(alpha=0.3, axis="x")
+    ax1.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: inteiro(x)))  # 1.600
+    ax2.set_xlim(0, 100)
+    ax2.tick_params(labelleft=False)                   # os nomes já estão à esquerda
     fig.legend(*ax1.get_legend_handles_labels(), loc="lower center", ncol=4,
                frameon=False, fontsize=13)
     licao.salvar_figura(fig, "06_tamanhos.png")
 
 
 # ============================================================ experimento 5
-def _rodaram(licao, ks=(1, 2, 3)):
-    """Dos experimentos ks: (os que rodaram nesta execução, os pulados ou que falharam)."""
-    escolhidos = [k for k in ks if not licao.args.so or k in licao.args.so]
-    nao = {k for k, *_ in licao.pulados + licao.falhos}
-    return ([k for k in escolhidos if k not in nao], [k for k in escolhidos if k in nao])
-
-
 def _como_ir_ao_maior(licao, carregado):
-    rodaram, nao = _rodaram(licao)
-    if carregado:
-        dizer("\nO modelo escolhido tem o tamanho do gpt2 (124M).")
-    else:
-        dizer("\nO modelo escolhido é o gpt2 (124M), o menor.")
+    escolhidos = [k for k in (1, 2, 3) if not licao.args.so or k in licao.args.so]
+    pulados_ou_falhos = {k for k, *_ in licao.pulados + licao.falhos}
+    nao = [k for k in escolhidos if k in pulados_ou_falhos]     # não rodaram nesta execução
+    dizer("\nO modelo escolhido " + ("tem o tamanho do gpt2 (124M)." if carregado
+                                     else "é o gpt2 (124M), o menor."))
     if len(nao) == 1:
         dizer(f"Nesta execução, o experimento {nao[0]} não rodou (o motivo está acima).")
     elif nao:
         dizer(f"Nesta execução, os experimentos {', '.join(map(str, nao))} não rodaram "
               "(o motivo está acima).")
-    elif rodaram == [1, 2, 3]:
+    elif escolhidos == [1, 2, 3]:
         dizer("Os experimentos 1 a 3 acabaram de rodar nele.")
     dizer("Para rodar os experimentos 1 a 3 num maior, o MESMO código, outro --modelo:\n"
           "  lab/06_gpt2.py --modelo gpt2-medium --so 1,2,3,5")
@@ -698,17 +640,14 @@ def exp_maior(licao):
           "por parâmetro), que o nosso GPT2 e o do transformers dividem, mais 10 %, e\n"
           "0,5 GiB para o Python com o PyTorch e o transformers. Se o nosso GPT2\n"
           "copiasse os pesos, seriam duas cópias (a última coluna).\n")
-    dizer(f"  {'modelo':<12}{'parâmetros':>15}{'pesos fp32':>12}{'precisa':>12}"
-          f"{'copiando':>12}")
+    dizer(f"  {'modelo':<12}{'parâmetros':>15}{'pesos fp32':>12}{'precisa':>12}{'copiando':>12}")
     for nome_t, (L, d, _h) in TAMANHOS_GPT2.items():
         pesos = 4 * parametros_gpt2(L, d)
         dizer(f"  {nome_t:<12}{inteiro(pesos // 4):>15}{tamanho(pesos):>12}"
-              f"{tamanho(necessidade(pesos)):>12}"
-              f"{tamanho(necessidade(pesos, copias=2)):>12}")
+              f"{tamanho(necessidade(pesos)):>12}{tamanho(necessidade(pesos, copias=2)):>12}")
     livre = memoria_disponivel()
     if livre is not None:
-        cabem = [n for n, (L, d, _h) in TAMANHOS_GPT2.items()
-                 if necessidade(4 * parametros_gpt2(L, d)) <= livre]
+        cabem = [n for n in TAMANHOS_GPT2 if necessidade(estimar_memoria(n)) <= livre]
         dizer("\n" + quebrar(
             f"Neste computador há {tamanho(livre)} livres: "
             + (f"cabe{'m' if len(cabem) > 1 else ''} {', '.join(cabem)}." if cabem
@@ -716,8 +655,7 @@ def exp_maior(licao):
     if nome in PEQUENO:
         return _como_ir_ao_maior(licao, carregado=False)
     licao.pausa("o modelo escolhido: nosso GPT2 contra o transformers")
-    dizer()
-    dizer(quebrar(f"Modelo escolhido: {nome}"))
+    dizer("\n" + quebrar(f"Modelo escolhido: {nome}"))
     nosso, hf, tok = modelos(licao)
     cfg = hf.config
     if (cfg.n_layer, cfg.n_embd, cfg.n_head) == TAMANHOS_GPT2["gpt2"]:
@@ -731,8 +669,7 @@ def exp_maior(licao):
           f"({'= fórmula' if bate else 'a fórmula dá ' + inteiro(formula)})")
     delta, escala = comparar_logits(nosso, hf, ids)
     ok = licao.verificar(confere(delta, escala), "logits do nosso GPT2 = os do transformers")
-    dizer(quebrar(f"logits: max |nosso - transformers| {frase_da_diferenca(delta, ok)}",
-                  recuo=2))
+    dizer(quebrar(f"logits: max |nosso - transformers| {frase_da_diferenca(delta, ok)}", recuo=2))
     a = gerar_guloso(nosso, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
     b = gerar_transformers(hf, ids, 10, tok.eos_token_id)[0, ids.shape[1]:].tolist()
     mesmos = licao.verificar(a == b, "10 tokens gulosos do nosso = os do transformers")

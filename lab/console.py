@@ -15,8 +15,8 @@ import time
 
 __all__ = [
     "dizer", "console", "largura", "unicode_ok", "caixa_tabela", "quebrar", "cortar",
-    "em_linhas", "perguntar", "Progresso", "num", "inteiro", "cientifico", "tamanho", "pct",
-    "plural", "limite", "legivel", "token", "cronometrar",
+    "em_linhas", "escritor", "perguntar", "Progresso", "num", "inteiro", "cientifico",
+    "tamanho", "pct", "plural", "limite", "legivel", "token", "cronometrar",
 ]
 
 
@@ -123,6 +123,27 @@ def em_linhas(itens, recuo: int = 2, colunas: int | None = None) -> str:
             linhas.append(" " * recuo)
         linhas[-1] += ("" if len(linhas[-1]) == recuo else " ") + item
     return "\n".join(linhas)
+
+
+def escritor(tokenizador, recuo: int = 2):
+    """Uma função que escreve o texto de ids (1, T) conforme a geração o estende (só o
+    pedaço novo, já com o recuo da primeira linha), quebrando a linha antes de passar da
+    largura. Espera quando o último token é meio caractere (o BPE corta bytes de um 'ç')."""
+    estado = {"escrito": 0, "coluna": recuo}
+    print(" " * recuo, end="")
+
+    def escrever(ids):
+        texto = tokenizador.decode(ids[0]).replace("\n", " ")
+        if texto.endswith("\ufffd"):                   # meio caractere: espera o resto
+            return
+        pedaco = texto[estado["escrito"]:]
+        estado["escrito"] = len(texto)
+        if estado["coluna"] + len(pedaco) > largura() - 1 and pedaco.startswith(" "):
+            print("\n" + " " * recuo, end="")
+            pedaco, estado["coluna"] = pedaco[1:], recuo
+        print(pedaco, end="", flush=True)
+        estado["coluna"] += len(pedaco)
+    return escrever
 
 
 def perguntar(texto: str) -> str | None:
