@@ -114,8 +114,7 @@ def normalizador(tipo, d, vieses):
 def largura_swiglu(d, multiplicador=1.0, multiplo=1):
     """A regra do código da Meta: int(2 * 4d / 3), vezes um multiplicador opcional,
     arredondada para cima até um múltiplo (256 no Llama 2, 1024 no Llama 3)."""
-    largura = int(2 * 4 * d / 3)
-    largura = int(multiplicador * largura)
+    largura = int(multiplicador * int(2 * 4 * d / 3))
     return multiplo * ((largura + multiplo - 1) // multiplo)
 
 
@@ -184,34 +183,31 @@ class Transformer2017(nn.Module):
         self.codificador = nn.ModuleList(bloco_de(cfg, tam) for _ in range(L))
         self.decodificador = nn.ModuleList(bloco_de(cfg, tam, cruzada=True) for _ in range(L))
         pre = cfg["norma"] == "pre"        # Pre-LN precisa de uma norma no fim de cada pilha
-        self.norma_cod = normalizador(cfg["normalizador"], self.d, cfg["vieses"] == "sim") \
-            if pre else nn.Identity()
-        self.norma_dec = normalizador(cfg["normalizador"], self.d, cfg["vieses"] == "sim") \
-            if pre else nn.Identity()
+        tipo, vieses = cfg["normalizador"], cfg["vieses"] == "sim"
+        self.norma_cod = normalizador(tipo, self.d, vieses) if pre else nn.Identity()
+        self.norma_dec = normalizador(tipo, self.d, vieses) if pre else nn.Identity()
 
     def entrar(self, ids, tabela_pos):
+        """A entrada (B, T, d) e a rotação do RoPE (cos, sin), ou None."""
         T = ids.shape[1]
         x = self.emb(ids) * math.sqrt(self.d)                    # (B, T, d)
         if self.cfg["posicoes"] == "senoidal":
             x = x + sinusoidal(T, self.d)
         elif self.cfg["posicoes"] == "aprendida":
             x = x + tabela_pos(torch.arange(T))
-        return x                                                   # RoPE: nada na entrada
+        elif self.cfg["posicoes"] == "rope":                    # RoPE: nada na entrada
+            return x, tabela_rope(range(T), self.d // self.h)
+        return x, None
 
     def forward(self, fonte, alvo):
-        rot_f = rot_a = None
-        if self.cfg["posicoes"] == "rope":
-            rot_f = tabela_rope(range(fonte.shape[1]), self.d // self.h)
-            rot_a = tabela_rope(range(alvo.shape[1]), self.d // self.h)
-        memoria = self.entrar(fonte, getattr(self, "pos_cod", None))
+        memoria, rot = self.entrar(fonte, getattr(self, "pos_cod", None))
         for bloco in self.codificador:                   # bidirecional: vê a fonte inteira
-            memoria = bloco(memoria, rot_f, causal=False)
+            memoria = bloco(memoria, rot, causal=False)
         memoria = self.norma_cod(memoria)
-        y = self.entrar(alvo, getattr(self, "pos_dec", None))
+        y, rot = self.entrar(alvo, getattr(self, "pos_dec", None))
         for bloco in self.decodificador:                 # causal + atenção cruzada
-            y = bloco(y, rot_a, memoria=memoria)
+            y = bloco(y, rot, memoria=memoria)
         return self.norma_dec(y) @ self.emb.weight.T    # (B, T, vocab)
-
 
 
 # Parâmetros por componente: o que cada controle muda na conta (experimento 1).
@@ -261,6 +257,7 @@ __all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "ML
 
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import itertools
 import sys
 
 import numpy as np
@@ -268,7 +265,7 @@ import torch.nn.functional as F
 
 import figuras
 import paginas
-from console import Progresso, cientifico, console, dizer, inteiro, limite, num, pct, tamanho
+from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, tamanho
 from licao import ExperimentoPulado, em_paralelo, importar_licao
 from otimizador import Adam
 
@@ -288,16 +285,12 @@ CONTROLES = [
 
 # ============================================================ experimento 1
 def rotulo(chave, valor):
-    opcoes = dict(next(o for c, _, o in CONTROLES if c == chave))
-    return opcoes[valor]
+    return dict(next(o for c, _, o in CONTROLES if c == chave))[valor]   # 'mqa' -> 'MQA'
 
 
 def configuracao(args):
-    cfg = dict(ANOS[args.ano])
-    for chave, *_ in CONTROLES:
-        if getattr(args, chave, None):
-            cfg[chave] = getattr(args, chave)
-    return cfg
+    pedidos = {c: getattr(args, c) for c, _, _ in CONTROLES if getattr(args, c, None)}
+    return dict(ANOS[args.ano], **pedidos)           # o ano, com os controles pedidos por cima
 
 
 def nome_da_configuracao(cfg):
@@ -305,7 +298,8 @@ def nome_da_configuracao(cfg):
     return f"a de {anos[0]}" if anos else "personalizada"
 
 
-def mostrar_controles(cfg, tam):
+def mostrar_painel(cfg, tam):
+    """Os seis controles, 2017 contra o escolhido, e os parâmetros por componente."""
     h = tam["h"]
     dizer(f"Configuração: {nome_da_configuracao(cfg)}.")
     dizer(f"  {'#':<2} {'controle':<17} {'2017':<14} escolhido")
@@ -316,20 +310,15 @@ def mostrar_controles(cfg, tam):
             agora += f", {cabecas_kv(cfg, h)} K/V"
         marca = "" if cfg[chave] == ANOS["2017"][chave] else "  (mudou)"
         dizer(f"  {i:<2} {nome:<17} {antes:<14} {agora:<14}{marca}".rstrip())
-
-
-def mostrar_contagem(cfg, tam):
-    antes, agora = contar_componentes(ANOS["2017"], tam), contar_componentes(cfg, tam)
-    dizer(f"\nParâmetros do modelo inteiro no tamanho '{tam['nome']}' do artigo "
-          f"(d = {tam['d']},\n{tam['h']} cabeças, FFN {inteiro(tam['ffn'])}, "
-          f"{tam['camadas']} + {tam['camadas']} blocos, vocabulário de "
-          f"{inteiro(VOCAB_2017)} compartilhado):")
+    de_2017, escolhido = contar_componentes(ANOS["2017"], tam), contar_componentes(cfg, tam)
+    dizer(f"\nParâmetros do modelo inteiro no tamanho '{tam['nome']}' do artigo (d = {tam['d']},\n"
+          f"{h} cabeças, FFN {inteiro(tam['ffn'])}, {tam['camadas']} + {tam['camadas']} blocos, "
+          f"vocabulário de {inteiro(VOCAB_2017)} compartilhado):")
     dizer(f"  {'componente':<12} {'2017':>12} {'escolhido':>12} {'diferença':>12}")
     for g in GRUPOS + ["total"]:
-        dif = agora[g] - antes[g]
+        dif = escolhido[g] - de_2017[g]
         texto = ("+" if dif > 0 else "-" if dif < 0 else "") + inteiro(abs(dif))
-        dizer(f"  {g:<12} {inteiro(antes[g]):>12} {inteiro(agora[g]):>12} {texto:>12}")
-    return agora
+        dizer(f"  {g:<12} {inteiro(de_2017[g]):>12} {inteiro(escolhido[g]):>12} {texto:>12}")
 
 
 def por_que_65m():
@@ -361,9 +350,8 @@ def entender(resposta):
     """Uma resposta do modo interativo -> (controle, valor), cada um ou None. Aceita o
     número do controle ('5'), o nome dele ('atencao', '--atencao') e os valores das
     opções da linha de comando ('mqa', 'atencao mqa', '--atencao=mqa')."""
-    pedacos = resposta.lower().replace("=", " ").replace("não", "nao").split()
     chave = valor = None
-    for pedaco in pedacos:
+    for pedaco in resposta.lower().replace("=", " ").replace("não", "nao").split():
         pedaco = pedaco.removeprefix("--")
         if pedaco in [str(i) for i in range(1, len(CONTROLES) + 1)] and chave is None:
             chave = CONTROLES[int(pedaco) - 1][0]
@@ -384,45 +372,38 @@ DONO_DO_VALOR = {v: c for c, _, opcoes in CONTROLES for v, _ in opcoes}  # 'mqa'
 
 
 def modo_interativo(cfg, tam):
-    from rich.prompt import Prompt
-
     dizer("\nModo interativo: escolha um controle pelo número (ou pelo nome), depois a\n"
           "opção; ou digite direto um valor da linha de comando (mqa, rope, 2017...).\n"
           "Enter vazio termina.")
-    if sys.stdin is None or sys.stdin.closed:
-        dizer("(sem entrada no terminal: sigo com a configuração atual)")
-        return cfg
-    tela = console()
     while True:
-        try:
-            resposta = Prompt.ask("Controle (1-6) ou valor", default="", show_default=False,
-                                  console=tela).strip()
-            if not resposta:
-                return cfg
-            chave, valor = entender(resposta)
-            if chave is None and valor is None:
-                dizer("Responda com um número de 1 a 6, um valor como mqa ou rope (ou Enter\n"
-                      "para terminar).")
-                continue
-            if valor is None:
-                nome, opcoes = next((n, o) for c, n, o in CONTROLES if c == chave)
-                menu = "; ".join(f"{i} = {v}" for i, (v, _) in enumerate(opcoes, 1))
-                escolha = Prompt.ask(f"{nome} ({menu})", default="", show_default=False,
-                                     console=tela).strip().lower().removeprefix("--")
-                numeros = [str(i) for i in range(1, len(opcoes) + 1)]
-                valor = (opcoes[int(escolha) - 1][0] if escolha in numeros else
-                         escolha.replace("não", "nao"))
-                if DONO_DO_VALOR.get(valor) != chave:
-                    dizer(f"Opção inválida: use um número de 1 a {len(opcoes)} ou um de "
-                          f"{', '.join(v for v, _ in opcoes)}.")
-                    continue
-        except (EOFError, RuntimeError, OSError, ValueError):    # fim ou stdin fechado
-            dizer("\n(sem entrada no terminal: sigo com a configuração atual)")
+        resposta = perguntar("Controle (1-6) ou valor: ")   # None: a entrada acabou
+        if resposta is None:
+            break
+        if not resposta.strip():
             return cfg
+        chave, valor = entender(resposta)
+        if chave is None and valor is None:
+            dizer("Responda com um número de 1 a 6, um valor como mqa ou rope (ou Enter\n"
+                  "para terminar).")
+            continue
+        if valor is None:
+            nome, opcoes = next((n, o) for c, n, o in CONTROLES if c == chave)
+            menu = "; ".join(f"{i} = {v}" for i, (v, _) in enumerate(opcoes, 1))
+            escolha = perguntar(f"{nome} ({menu}): ")
+            if escolha is None:
+                break
+            escolha = escolha.strip().lower().removeprefix("--").replace("não", "nao")
+            numeros = [str(i) for i in range(1, len(opcoes) + 1)]
+            valor = opcoes[int(escolha) - 1][0] if escolha in numeros else escolha
+            if DONO_DO_VALOR.get(valor) != chave:
+                dizer(f"Opção inválida: use um número de 1 a {len(opcoes)} ou um de "
+                      f"{', '.join(v for v, _ in opcoes)}.")
+                continue
         cfg = dict(ANOS[valor]) if chave is None else dict(cfg, **{chave: valor})
         dizer()
-        mostrar_controles(cfg, tam)
-        mostrar_contagem(cfg, tam)
+        mostrar_painel(cfg, tam)
+    dizer("(sem entrada no terminal: sigo com a configuração atual)")
+    return cfg
 
 
 @LICAO.experimento(1)
@@ -430,13 +411,11 @@ def exp_controles(licao):
     args = licao.args
     tam = dict(TAMANHOS[args.tamanho], nome=args.tamanho)
     cfg = configuracao(args)
-    mostrar_controles(cfg, tam)
-    mostrar_contagem(cfg, tam)
+    mostrar_painel(cfg, tam)
     if args.interativo:
         cfg = modo_interativo(cfg, tam)
     modelo = Transformer2017(cfg, tam, camadas=1).eval()
-    fonte = torch.randint(0, VOCAB_2017, (2, 10))
-    alvo = torch.randint(0, VOCAB_2017, (2, 7))
+    fonte, alvo = torch.randint(0, VOCAB_2017, (2, 10)), torch.randint(0, VOCAB_2017, (2, 7))
     with torch.no_grad():
         logits = modelo(fonte, alvo)
     finitos = licao.verificar(torch.isfinite(logits).all(), "logits finitos")
@@ -510,12 +489,11 @@ def exp_numpy(licao):
         dizer(f"  {nome:<34}{str(forma):>10}")
     # O mesmo bloco, com os mesmos pesos, na classe em PyTorch deste script:
     bloco = BlocoConfiguravel(d, h, h_kv, f).double()
-    Wq, Wk, Wv, Wo, W1, W3, W2 = (torch.from_numpy(w).T for w in pesos)  # (saída, entrada)
+    lineares = [bloco.attn.wq, bloco.attn.wk, bloco.attn.wv, bloco.attn.wo,  # Wq Wk Wv Wo
+                bloco.mlp.w1, bloco.mlp.w3, bloco.mlp.w2]                    # W1 W3 W2
     with torch.no_grad():
-        for linear, w in [(bloco.attn.wq, Wq), (bloco.attn.wk, Wk), (bloco.attn.wv, Wv),
-                          (bloco.attn.wo, Wo), (bloco.mlp.w1, W1), (bloco.mlp.w3, W3),
-                          (bloco.mlp.w2, W2)]:
-            linear.weight.copy_(w)
+        for linear, w in zip(lineares, pesos):
+            linear.weight.copy_(torch.from_numpy(w).T)                      # (saída, entrada)
         dif = float((bloco(torch.from_numpy(x)[None])[0] - torch.from_numpy(y)).abs().max())
     licao.verificar(dif < 1e-12, "bloco em numpy = BlocoConfiguravel")
     dizer(f"O mesmo bloco na classe BlocoConfiguravel (PyTorch): diferença máxima "
@@ -565,8 +543,7 @@ def bloco_moderno(d, h, kv, largura):
 def comparar_com_llama(bloco, x, base):
     """Carrega nossos pesos num LlamaDecoderLayer e devolve (saída dele, a nossa)."""
     from transformers import LlamaConfig
-    from transformers.models.llama.modeling_llama import (LlamaDecoderLayer,
-                                                          LlamaRotaryEmbedding)
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -577,11 +554,9 @@ def comparar_com_llama(bloco, x, base):
                          rope_parameters={"rope_type": "default", "rope_theta": base},
                          attn_implementation="eager")
     camada = LlamaDecoderLayer(config, layer_idx=0).to(x.dtype).eval()
-    estado = bloco.state_dict()
-    camada.load_state_dict({NOMES_LLAMA[k]: v for k, v in estado.items()}, strict=True)
+    camada.load_state_dict({NOMES_LLAMA[k]: v for k, v in bloco.state_dict().items()}, strict=True)
     T = x.shape[1]
-    posicoes = torch.arange(T)[None]                                   # (1, T)
-    cos_sin = LlamaRotaryEmbedding(config)(x, posicoes)                # 2 x (1, T, dh)
+    cos_sin = LlamaRotaryEmbedding(config)(x, torch.arange(T)[None])  # (1, T) -> 2 x (1, T, dh)
     mascara = torch.full((T, T), float("-inf"), dtype=x.dtype).triu(1)[None, None]  # (1,1,T,T)
     with torch.no_grad():
         deles = camada(x, attention_mask=mascara, position_embeddings=cos_sin)
@@ -601,8 +576,7 @@ def exp_llama(licao):
           f"{inteiro(base)} (a do Llama 3).\n")
     dizer(f"  {'nosso nome':<16} {'nome no LlamaDecoderLayer':<34} forma")
     for nosso, deles in NOMES_LLAMA.items():
-        forma = str(tuple(bloco.state_dict()[nosso].shape))
-        dizer(f"  {nosso:<16} {deles:<34} {forma}")
+        dizer(f"  {nosso:<16} {deles:<34} {tuple(bloco.state_dict()[nosso].shape)}")
     x = torch.randn(2, 10, d)                                          # (B, T, C)
     dizer(f"\nUm lote {tuple(x.shape)} atravessa os dois, com os mesmos pesos.")
     try:
@@ -626,8 +600,7 @@ def rmsnorm(x, eps=1e-5):
 
 
 def layernorm(x, eps=1e-5):
-    centrado = x - x.mean(-1, keepdim=True)
-    return centrado / torch.sqrt(centrado.pow(2).mean(-1, keepdim=True) + eps)
+    return rmsnorm(x - x.mean(-1, keepdim=True), eps)     # centrar, depois a RMSNorm
 
 
 @LICAO.experimento(4)
@@ -643,22 +616,18 @@ def exp_rmsnorm(licao):
     dizer(f"  LayerNorm: média {num(media, 1)}, desvio {num(desvio, 1)}: "
           f"(x - média)/desvio = {vetor(layernorm(x))}")
     dizer(f"  RMSNorm:   RMS = raiz((9 + 16)/2) = {num(rms, 2)}: x/RMS = {vetor(rmsnorm(x))}")
-    ln = nn.LayerNorm(2, eps=1e-5).double()
-    rn = nn.RMSNorm(2, eps=1e-5).double()
+    ln, rn = nn.LayerNorm(2, eps=1e-5).double(), nn.RMSNorm(2, eps=1e-5).double()
     with torch.no_grad():
         dizer(f"  nn.LayerNorm e nn.RMSNorm do PyTorch: {vetor(ln(x))} e {vetor(rn(x))}")
 
     d, n = 512, 1000
     dizer(f"\n{inteiro(n)} vetores aleatórios de d = {d}:")
     dizer(f"  {'vetores':<26} {'média LN':>9} {'média RMS':>10} {'max |LN-RMS|':>13}")
-    def tres(v):
-        return num(float(v) if abs(float(v)) >= 5e-4 else 0.0, 3)
-
     for nome, desloc in (("centrados (média 0)", 0.0), ("deslocados (média 2)", 2.0)):
         v = torch.randn(n, d, dtype=torch.float64) + desloc
         a, b = layernorm(v), rmsnorm(v)
-        dizer(f"  {nome:<26} {tres(a.mean()):>9} {tres(b.mean()):>10} "
-              f"{tres((a - b).abs().max()):>13}")
+        dizer(f"  {nome:<26} {num(float(a.mean()), 3):>9} {num(float(b.mean()), 3):>10} "
+              f"{num(float((a - b).abs().max()), 3):>13}")
     v = torch.randn(n, d, dtype=torch.float64) * 3 + 1
     ln, rn = nn.LayerNorm(d, eps=1e-5).double(), nn.RMSNorm(d, eps=1e-5).double()
     with torch.no_grad():
@@ -718,13 +687,11 @@ def exp_swiglu(licao):
           "múltiplo:")
     dizer(f"  {'modelo':<12} {'d':>6} {'int(8d/3)':>10} {'mult.':>6} {'múltiplo':>9} "
           f"{'largura':>8}")
-    for modelo, dd, mult, multiplo in [("Llama 2 7B", 4096, 1.0, 256),
-                                       ("Llama 2 13B", 5120, 1.0, 256),
-                                       ("Llama 3 8B", 4096, 1.3, 1024),
-                                       ("Llama 2 70B", 8192, 1.3, 4096)]:
-        dizer(f"  {modelo:<12} {inteiro(dd):>6} {inteiro(int(8 * dd / 3)):>10} "
-              f"{num(mult, 1):>6} {inteiro(multiplo):>9} "
-              f"{inteiro(largura_swiglu(dd, mult, multiplo)):>8}")
+    llamas = [("Llama 2 7B", 4096, 1.0, 256), ("Llama 2 13B", 5120, 1.0, 256),
+              ("Llama 3 8B", 4096, 1.3, 1024), ("Llama 2 70B", 8192, 1.3, 4096)]
+    for modelo, dd, mult, multiplo in llamas:
+        dizer(f"  {modelo:<12} {inteiro(dd):>6} {inteiro(int(8 * dd / 3)):>10} {num(mult, 1):>6} "
+              f"{inteiro(multiplo):>9} {inteiro(largura_swiglu(dd, mult, multiplo)):>8}")
     meta, perto = largura_swiglu(D, multiplo=256), round(8 * D / 3 / 256) * 256
     dizer(f"Arredondando ao múltiplo de 256 mais próximo, round(8d/3/256)·256, "
           + (f"também dá\n{inteiro(perto)} em d = {inteiro(D)}." if perto == meta else
@@ -754,13 +721,10 @@ def exp_rope(licao):
     # Com 12 casas em float64 (ou 5 em float32) o último dígito muda de um processador
     # para outro; com CASAS_64 e CASAS_32, os testes conferem que não.
     dizer(f"  {'(m, n)':<14} {'m - n':>6} {'q·k em float64':>15} {'em float32':>11}")
-    valores = {}
-    for m, n in pares:
-        v64 = produto_rope(q, k, m, n, base, torch.float64)
-        v32 = produto_rope(q, k, m, n, base, torch.float32)
-        valores[(m, n)] = (v64, v32)
-        dizer(f"  {str((m, n)):<14} {m - n:>6} {num(v64, CASAS_64):>15} "
-              f"{num(v32, CASAS_32):>11}")
+    valores = {(m, n): (produto_rope(q, k, m, n, base, torch.float64),
+                        produto_rope(q, k, m, n, base, torch.float32)) for m, n in pares}
+    for (m, n), (v64, v32) in valores.items():
+        dizer(f"  {str((m, n)):<14} {m - n:>6} {num(v64, CASAS_64):>15} {num(v32, CASAS_32):>11}")
     tres = [valores[p][0] for p in pares[:3]]
     dif3 = max(tres) - min(tres)
     licao.verificar(dif3 < 1e-10, "q·k igual nas três posições com distância 3")
@@ -837,8 +801,7 @@ def nova_pilha(pre_ln, semente, camadas=8):
     return L05.Pilha(camadas, 32, 4, vocab=16, posicoes=12, pre_ln=pre_ln)
 
 
-def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=None,
-            modelo=None):
+def treinar(pre_ln, aquecimento, semente, passos, lr=1e-2, camadas=8, avancar=None, modelo=None):
     """A pilha (nova_pilha, ou `modelo`) na tarefa 'prever o token anterior';
     Adam(0,9; 0,98; 1e-9). Aquecimento linear até lr, depois constante."""
     if modelo is None:
@@ -908,54 +871,48 @@ def exp_aquecimento(licao):
           f"{passos} passos. Aquecimento: a taxa sobe de 0 a 1e-2 em {aquec} passos.")
     if not licao.args.completo:
         dizer("(forma rápida; com --completo são 200 passos, com aquecimento de 100)")
-    corridas = [("Post-LN sem aquec.", False, 0), ("Post-LN com aquec.", False, aquec),
-                ("Pre-LN sem aquec.", True, 0), ("Pre-LN com aquec.", True, aquec)]
-    curtos = {"Post-LN sem aquec.": "Post sem", "Post-LN com aquec.": "Post com",
-              "Pre-LN sem aquec.": "Pre sem", "Pre-LN com aquec.": "Pre com"}
+    corridas = [(False, 0), (False, aquec), (True, 0), (True, aquec)]  # (Pre-LN?, aquec.)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)          # tensores minúsculos: mais threads só atrapalham
     try:
         with Progresso(len(corridas) * passos, "treinando") as barra:
             # os pesos sorteados aqui, um modelo por vez; os treinos, dois ao mesmo tempo
-            modelos = [nova_pilha(pre, semente) for _, pre, _ in corridas]
+            modelos = [nova_pilha(pre, semente) for pre, _ in corridas]
             perdas = em_paralelo([
                 lambda pre=pre, a=a, m=m: treinar(pre, a, semente, passos,
                                                   avancar=barra.avancar, modelo=m)
-                for (_, pre, a), m in zip(corridas, modelos)])
-        curvas = dict(zip((nome for nome, _, _ in corridas), perdas))
+                for (pre, a), m in zip(corridas, modelos)])
+        curvas = dict(zip(CORRIDAS, perdas))          # na ordem de CORRIDAS
     finally:
         torch.set_num_threads(threads)
-    acaso = ACASO
     dizer()
     licao.pausa("a perda das quatro corridas e o veredito")
-    dizer(f"Perda (média de 10 passos; o acaso é ln 16 = {num(acaso, 2)}):")
-    nomes = list(curvas)
-    dizer(f"  {'':>5} " + " ".join(f"{n.split(' ', 1)[0]:>10}" for n in nomes))
-    dizer(f"  {'passo':>5} " + " ".join(f"{n.split(' ', 1)[1]:>10}" for n in nomes))
-    for p in range(passos // 8, passos + 1, passos // 8):
-        dizer(f"  {p:>5} " + " ".join(f"{num(sum(curvas[n][p - 10:p]) / 10, 3):>10}"
-                                      for n in nomes))
-    finais = {nome: final(curvas[nome]) for nome in nomes}
+    dizer(f"Perda (média de 10 passos; o acaso é ln 16 = {num(ACASO, 2)}):")
+    dizer(f"  {'':>5} " + " ".join(f"{n.split(' ', 1)[0]:>10}" for n in CORRIDAS))
+    dizer(f"  {'passo':>5} " + " ".join(f"{n.split(' ', 1)[1]:>10}" for n in CORRIDAS))
+    for p in range(passos // 8, passos + 1, passos // 8):   # a média dos 10 passos até p
+        dizer(f"  {p:>5} " + " ".join(f"{num(final(curvas[n][:p]), 3):>10}" for n in CORRIDAS))
+    finais = {nome: final(curvas[nome]) for nome in CORRIDAS}
     dizer(f"\nVeredito pela perda final (a última linha): no acaso acima de "
           f"{num(PERTO_DO_ACASO, 2)}\n(ln 16 - 0,2), aprendeu abaixo de {num(APRENDEU, 1)}, "
           "aprendeu em parte entre os dois.")
-    for nome in nomes:
+    for nome in CORRIDAS:
         dizer(f"  {nome:<20} {VEREDITOS[estado(finais[nome])]}")
     frase, titulo = conclusao(finais, semente)
     dizer(f"\n{frase}\n")
     licao.pausa("as quatro curvas de perda num gráfico")
     xs = list(range(1, passos + 1))
-    suaves = {curtos[n]: [sum(c[max(0, i - 4):i + 1]) / len(c[max(0, i - 4):i + 1])
-                          for i in range(len(c))] for n, c in curvas.items()}
-    dizer(figuras.grafico_ascii(suaves, xs, altura=12,
-                               rotulo_y="perda (média de 5 passos); sem/com = aquecimento",
-                               rotulo_x="passo de treino"))
+    suaves = {n.replace("-LN", "").removesuffix(" aquec."):          # 'Post sem', 'Pre com'...
+              [sum(c[max(0, i - 4):i + 1]) / len(c[max(0, i - 4):i + 1]) for i in range(len(c))]
+              for n, c in curvas.items()}
+    dizer(figuras.grafico_ascii(suaves, xs, altura=12, rotulo_x="passo de treino",
+                                rotulo_y="perda (média de 5 passos); sem/com = aquecimento"))
     if not licao.quer_figuras:
         return
     fig, ax = figuras.figura(8, 4.5, margens=(0.85, 0.2, 0.6, 0.4))  # layout fixo: mais rápido
     for nome, c in curvas.items():
         ax.plot(xs, c, label=nome, lw=1.5, ls="-" if "Post" in nome else "--")
-    ax.axhline(acaso, color="gray", lw=0.8, ls=":", label="acaso (ln 16)")
+    ax.axhline(ACASO, color="gray", lw=0.8, ls=":", label="acaso (ln 16)")
     ax.axvline(aquec, color="gray", lw=0.8, ls="-.", label="fim do aquecimento")
     ax.set(xlabel="passo de treino", ylabel="perda (entropia cruzada)", title=titulo)
     figuras.escala_log(ax)                  # 10⁻¹ em texto simples, sem o mathtext
@@ -1017,14 +974,13 @@ def exp_familias(licao):
 
 
 # ============================================================ a página (--html)
-# O painel do experimento 1 num arquivo que abre com um duplo clique (lab/paginas.py). As
-# entradas são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do
-# PyTorch (contar_componentes, em tensores meta): a página leva os números já contados por
-# esta lição (DADOS) e só os soma e formata. Cada componente depende só de alguns controles
-# (DEPENDE), então bastam umas poucas contagens por tamanho; tests/test_paginas_08.py confere
-# a página contra contar_componentes nas 216 configurações x 2 tamanhos, e o código do bloco
-# que ela mostra contra o BlocoConfiguravel. O HTML, o CSS e o JavaScript moram em
-# lab/html/08_since_2017.*.
+# O painel do experimento 1 num arquivo que abre com um duplo clique (lab/paginas.py). As entradas
+# são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do PyTorch
+# (contar_componentes, em tensores meta): a página leva os números já contados por esta lição
+# (DADOS) e só os soma e formata. Cada componente depende só de alguns controles (DEPENDE), então
+# bastam umas poucas contagens por tamanho; tests/test_paginas_08.py confere a página contra
+# contar_componentes nas 216 configurações x 2 tamanhos, e o código do bloco que ela mostra contra
+# o BlocoConfiguravel. O HTML, o CSS e o JavaScript moram em lab/html/08_since_2017.*.
 DEPENDE = {"embeddings": [], "posições": ["posicoes"], "atenção": ["atencao", "vieses"],
            "MLP": ["mlp", "vieses"], "normas": ["norma", "normalizador", "vieses"]}
 
@@ -1032,8 +988,6 @@ DEPENDE = {"embeddings": [], "posições": ["posicoes"], "atenção": ["atencao"
 def contagens_da_pagina(tam):
     """{componente: {"valor|valor": parâmetros}}: contar_componentes só nas configurações
     que trazem uma combinação nova dos controles de que algum componente depende."""
-    import itertools
-
     tabela = {g: {} for g in GRUPOS}
     chaves = [c for c, _, _ in CONTROLES]
     for valores in itertools.product(*[[v for v, _ in o] for _, _, o in CONTROLES]):
@@ -1049,11 +1003,10 @@ def contagens_da_pagina(tam):
 def pagina() -> str:
     """A página da lição (--html): os seis controles, as predefinições de 2017, 2019 e
     2026, os parâmetros por componente nos dois tamanhos do artigo e o código do bloco."""
-    tamanhos = {nome: dict(tam, vocab=VOCAB_2017,
-                           kv={v: cabecas_kv({"atencao": v}, tam["h"]) for v in
-                               ("mha", "gqa", "mqa")},
-                           contagens=contagens_da_pagina(dict(tam, nome=nome)))
-                for nome, tam in TAMANHOS.items()}
+    tamanhos = {}
+    for nome, tam in TAMANHOS.items():
+        kv = {v: cabecas_kv({"atencao": v}, tam["h"]) for v in ("mha", "gqa", "mqa")}
+        tamanhos[nome] = dict(tam, vocab=VOCAB_2017, kv=kv, contagens=contagens_da_pagina(tam))
     dados = {"controles": [[c, n, [list(o) for o in op]] for c, n, op in CONTROLES],
              "anos": ANOS, "grupos": GRUPOS, "depende": DEPENDE, "tamanhos": tamanhos}
     corpo, script, estilo = (paginas.fonte(f"08_since_2017.{e}") for e in ("html", "js", "css"))
