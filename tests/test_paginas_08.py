@@ -81,7 +81,7 @@ def esperado(cfg: dict) -> dict[str, str]:
             f"{t['camadas']} + {t['camadas']} blocos, vocabulário de "
             f"{inteiro(L08.VOCAB_2017)} compartilhado")
         antes, agora = contagem(L08.ANOS["2017"], tamanho), contagem(cfg, tamanho)
-        for g in [*L08.GRUPOS, "total"]:            # como mostrar_contagem imprime
+        for g in [*L08.GRUPOS, "total"]:            # como mostrar_painel imprime
             dif = agora[g] - antes[g]
             c[f"{tamanho}.{g}.2017"] = inteiro(antes[g])
             c[f"{tamanho}.{g}"] = inteiro(agora[g])
