@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,10 @@ class Tela:
     que o programa escreveu (pipe-pane) para contar as pausas."""
 
     def __init__(self, pasta: Path, comando: str):
-        self.soquete = f"lab-pausa-{os.getpid()}"
+        # Um servidor novo por tela, com nome só dele: com o nome do processo só, a tela
+        # seguinte do mesmo trabalhador podia ligar-se ao servidor da anterior enquanto o
+        # kill-server o encerrava ("server exited unexpectedly", visto no CI).
+        self.soquete = f"lab-pausa-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.registro = pasta / "terminal.log"
         self.registro.write_bytes(b"")
         ambiente = {k: v for k, v in os.environ.items()
