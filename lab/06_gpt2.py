@@ -150,7 +150,7 @@ TOLERANCIA = 1e-4
 # o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
 # tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
 # 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
-BASE = 0.5 * 2**30
+BASE = 2**29                                           # 0,5 GiB
 FOLGA = 1.1                                            # +10 % sobre os pesos
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")
 
@@ -161,30 +161,9 @@ def contar(modulo) -> int:
 
 
 def necessidade(pesos: float, copias: int = 1) -> float:
-    """Bytes de memória que a lição precisa para pesos de `pesos` bytes."""
+    """Bytes de memória que a lição precisa para pesos de `pesos` bytes (o que Licao.gpt2
+    confere antes de carregar ou baixar, com margem=FOLGA e base=BASE)."""
     return FOLGA * copias * pesos + BASE
-
-
-def margem(nome: str) -> float:
-    """A necessidade em múltiplos dos pesos (a margem que Licao.gpt2 confere antes de baixar)."""
-    pesos = estimar_memoria(nome)
-    return necessidade(pesos) / pesos if pesos else FOLGA
-
-
-def conferir_memoria(nome: str) -> None:
-    """Antes de carregar (ou baixar) `nome`: cabe a lição inteira? Se não, pula e explica."""
-    pesos, livre = estimar_memoria(nome), memoria_disponivel()
-    if pesos is None or livre is None or necessidade(pesos) <= livre:
-        return
-    menores = [n for n in TAMANHOS_GPT2
-               if estimar_memoria(n) < pesos and necessidade(estimar_memoria(n)) <= livre]
-    conselho = (f"feche outros programas ou use um modelo menor (--modelo {menores[-1]})."
-                if menores else "feche outros programas"
-                + (": o gpt2 já é o menor GPT-2." if nome in PEQUENO else "."))
-    raise ExperimentoPulado(
-        f"com '{nome}', a lição 06 precisa de {tamanho(necessidade(pesos))} "
-        f"({num(margem(nome), 2)}x os pesos de {tamanho(pesos)}: +10 % e +0,5 GiB "
-        f"do PyTorch) e há {tamanho(livre)} livres: {conselho}")
 
 
 def montar_nosso(hf) -> GPT2:
@@ -201,9 +180,7 @@ _MONTADOS = {}
 
 def modelos(licao):
     """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
-    if not _MONTADOS:                                  # antes de qualquer download
-        conferir_memoria(licao.args.modelo)
-    hf, tokenizador = licao.gpt2(margem=margem(licao.args.modelo))
+    hf, tokenizador = licao.gpt2(margem=FOLGA, base=BASE)
     if id(hf) not in _MONTADOS:
         _MONTADOS[id(hf)] = montar_nosso(hf)
     return _MONTADOS[id(hf)], hf, tokenizador

@@ -138,10 +138,10 @@ def _comando_00(nome: str) -> str:
     return "lab/00_check.py" if nome == "gpt2" else f"lab/00_check.py --modelo {nome}"
 
 
-def _sugestao_menor(estimativa: int, margem: float, livre: int) -> str | None:
+def _sugestao_menor(estimativa: int, margem: float, base: int, livre: int) -> str | None:
     """O maior GPT-2 do hub, menor que o pedido, que caberia na memória livre."""
-    cabem = [n for n in TAMANHOS_GPT2
-             if estimar_memoria(n) < estimativa and estimar_memoria(n) * margem <= livre]
+    cabem = [n for n in TAMANHOS_GPT2 if estimar_memoria(n) < estimativa
+             and estimar_memoria(n) * margem + base <= livre]
     return cabem[-1] if cabem else None
 
 
@@ -286,14 +286,14 @@ def carregar_tokenizador(nome: str):
     return tokenizador
 
 
-def carregar_gpt2(nome: str, margem: float = 1.3):
+def carregar_gpt2(nome: str, margem: float = 1.3, base: int = 0):
     """Carrega (modelo, tokenizador) de um id do hub ou de uma pasta local.
 
     Só safetensors, nunca código remoto, só GPT-2 (confere o tipo no config.json e
     que todo peso veio do arquivo). Primeiro tenta o cache (sem rede); só baixa se
     faltar e houver rede. Sem rede e sem cache, com download corrompido, pasta que
     não é de um GPT-2 ou nome desconhecido: ModeloIndisponivel com o que fazer.
-    margem: a memória que a lição precisa, em múltiplos do tamanho dos pesos.
+    margem, base: a memória que a lição precisa é margem x os pesos + base bytes.
     """
     hub, pasta = _conferir_nome(nome)
     if not hub:
@@ -302,15 +302,17 @@ def carregar_gpt2(nome: str, margem: float = 1.3):
     livre = memoria_disponivel()
     if estimativa:
         dizer(quebrar(f"Modelo '{nome}': pesos de {tamanho(estimativa)} em fp32."))
-        if livre is not None and estimativa * margem > livre:
-            menor = _sugestao_menor(estimativa, margem, livre)
+        precisa = estimativa * margem + base
+        if livre is not None and precisa > livre:
+            menor = _sugestao_menor(estimativa, margem, base, livre)
             raise ModeloIndisponivel(
-                f"'{nome}' precisa de cerca de {num(estimativa * margem / 2**30, 1)} GiB "
-                f"de memória (os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a "
-                f"margem desta lição) e há {num(livre / 2**30, 1)} GiB livres.\n"
-                "Feche outros programas"
+                f"'{nome}' precisa de cerca de {num(precisa / 2**30, 1)} GiB de memória "
+                f"(os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a margem desta "
+                "lição" + (f", mais {tamanho(base)} do Python com o PyTorch" if base else "")
+                + f") e há {num(livre / 2**30, 1)} GiB livres.\nFeche outros programas"
                 + (f" ou use um modelo menor, que caberia: --modelo {menor}." if menor
-                   else "."))
+                   else ": o gpt2 já é o menor GPT-2." if _id_no_hub(nome) == PREFIXO_HUB
+                   + "gpt2" else "."))
     transformers, hf_logging = _importar_transformers()
     hf_logging.disable_progress_bar()  # carregar do disco é rápido: sem barra
     origem = _id_no_hub(nome) if hub else str(pasta)

@@ -460,16 +460,17 @@ class Licao:
         return Path(self.args.modelo).name or self.args.modelo
 
     # -- GPT-2, carregado uma vez por execução
-    def gpt2(self, margem: float = 1.3):
+    def gpt2(self, margem: float = 1.3, base: int = 0):
         """(modelo, tokenizador) ou ExperimentoPulado com a explicação.
 
-        margem: memória que a lição precisa, em múltiplos do tamanho dos pesos
+        margem, base: a memória que a lição precisa é margem x os pesos + base bytes
         (conferida antes de qualquer download)."""
         import carregar_gpt2
 
         if self._modelo is None and self._erro_modelo is None:
             try:
-                self._modelo = carregar_gpt2.carregar_gpt2(self.args.modelo, margem=margem)
+                self._modelo = carregar_gpt2.carregar_gpt2(self.args.modelo, margem=margem,
+                                                          base=base)
             except carregar_gpt2.ModeloIndisponivel as erro:
                 self._erro_modelo = str(erro)
         if self._erro_modelo:

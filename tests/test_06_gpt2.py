@@ -369,7 +369,7 @@ def test_numeros_do_artigo_com_o_vocabulario_do_gpt1():
 
 
 class _LicaoFalsa:
-    """O mínimo de licao.Licao que modelos() usa; gpt2() não pode ser chamado."""
+    """O mínimo de licao.Licao que _como_ir_ao_maior usa; gpt2() não pode ser chamado."""
 
     def __init__(self, modelo, so=None):
         import argparse
@@ -377,7 +377,7 @@ class _LicaoFalsa:
         self.args = argparse.Namespace(modelo=modelo, so=so)
         self.pulados, self.falhos = [], []
 
-    def gpt2(self, margem=1.0):
+    def gpt2(self, margem=1.0, base=0):
         raise AssertionError("carregou (ou baixou) antes de conferir a memória")
 
 
@@ -388,14 +388,24 @@ class _LicaoFalsa:
 ])
 def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome, livre,
                                                               conselho):
+    """modelos() pede a Licao.gpt2 a memória da lição inteira (necessidade: +10 % e a base),
+    e o carregador a confere antes de importar o transformers (e de qualquer download)."""
     pesos = 4 * TOTAIS[nome]
-    monkeypatch.setattr(licao, "memoria_disponivel", lambda: int(livre * pesos))
+    monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: int(livre * pesos))
+
+    def importou():
+        raise AssertionError("carregou (ou baixou) antes de conferir a memória")
+
+    monkeypatch.setattr(carregar_gpt2, "_importar_transformers", importou)
     monkeypatch.setattr(licao, "_MONTADOS", {})
+    li = encanamento.Licao("06", "teste", ["usa o GPT-2"], usa_gpt2={1})
+    li.args = encanamento.criar_parser("x", "x", li.titulos).parse_args(["--modelo", nome])
     with pytest.raises(encanamento.ExperimentoPulado) as erro:
-        licao.modelos(_LicaoFalsa(nome))
-    motivo = str(erro.value)
-    assert f"{console.num(licao.margem(nome), 2)}x os pesos" in motivo   # a margem aparece
-    assert console.tamanho(licao.necessidade(pesos)) in motivo and "livres" in motivo
+        licao.modelos(li)
+    motivo = " ".join(str(erro.value).split())
+    assert f"{console.num(licao.necessidade(pesos) / 2**30, 1)} GiB de memória" in motivo
+    assert f"vezes {console.num(licao.FOLGA, 1)}" in motivo
+    assert f"mais {console.tamanho(licao.BASE)} do Python" in motivo and "livres" in motivo
     assert conselho in motivo
     if nome == "gpt2":
         assert "--modelo" not in motivo                  # não manda usar o que já usa
@@ -406,8 +416,6 @@ def test_necessidade_uma_copia_e_o_pytorch():
     large = 4 * TOTAIS["gpt2-large"]
     assert licao.necessidade(large) <= 1.3 * large                  # a meta da issue 13
     assert licao.necessidade(large) <= 5.5 * 2**30 < licao.necessidade(large, copias=2)
-    assert licao.margem("gpt2-large") == licao.necessidade(large) / large
-    assert licao.margem("gpt2-xl") < licao.margem("gpt2-large") < licao.margem("gpt2")
 
 
 def test_frase_do_experimento_5_segue_o_que_rodou(capsys):

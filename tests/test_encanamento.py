@@ -263,6 +263,18 @@ def test_memoria_sugere_um_menor_que_caberia_e_diz_a_margem(monkeypatch):
     with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2", margem=2.5)
     assert "--modelo" not in str(erro.value) and "vezes 2,5" in str(erro.value)
+    assert "o gpt2 já é o menor" in str(erro.value)
+
+
+def test_memoria_com_base_fixa_sugere_pela_mesma_conta(monkeypatch):
+    """Com uma base fixa (o Python com o PyTorch), o modelo menor sugerido é o que cabe
+    com ela: em 3 GiB, com 2 GiB de base, o gpt2-large (2,9 GiB de pesos) não cabe."""
+    monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 3 * 2**30)
+    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+        carregar_gpt2.carregar_gpt2("gpt2-xl", margem=1.0, base=2 * 2**30)
+    texto = " ".join(str(erro.value).split())
+    assert "--modelo gpt2." in texto and "gpt2-large" not in texto
+    assert "mais 2,00 GiB do Python com o PyTorch" in texto and "7,8 GiB" in texto
 
 
 def _llama_minusculo(pasta):
