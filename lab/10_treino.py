@@ -381,7 +381,7 @@ def exp_treino(licao):
     vocabulario = set(PALAVRA.findall(tok.decodificar(treino.tolist())))
     arquivo = caminho_checkpoint(args)
     N = sum(p.numel() for p in modelo.parameters())
-    dizer(f"{plural(passos, 'passo')} de {B} x {T} = {inteiro(B * T)} caracteres "
+    dizer(f"{plural(passos, 'passo')} de {B} x {T} = {inteiro(B * T)} caracteres\n"
           f"({inteiro(passos * B * T)} no total, "
           f"{num(passos * B * T / len(treino), 1)} épocas do treino);\n"
           f"AdamW com taxa máxima {cientifico(args.taxa, 0)}, "
@@ -657,7 +657,7 @@ def exp_fronteira(licao):
     dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
     total = sum(round(cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
                 for m in modelos)
-    dizer(f"Treinar os {len(modelos)} leva uns {num(total / 60, 0)} min nesta máquina "
+    dizer(f"Treinar os {len(modelos)} leva cerca de {num(total / 60, 0)} min nesta máquina\n"
           "(3 passos de cada, medidos agora).")
     if not args.escala:
         dizer("\nPara treiná-los e ver quem ganha em cada orçamento: lab/10_treino.py --escala")

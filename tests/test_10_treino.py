@@ -263,7 +263,7 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
               and not linha.startswith(("Figura salva:", "Checkpoint:", "  lab/10_treino.py"))]
     assert not largas, largas
     assert "5 de 5 experimentos rodaram." in r.saida
-    assert "40 passos de 4 x 16 = 64 caracteres (2.560 no total," in r.saida
+    assert "40 passos de 4 x 16 = 64 caracteres (2.560 no total," in " ".join(r.saida.split())
     assert "Próximo passo" not in r.saida and "Fim do curso." in r.saida
     assert ck.exists() and (pasta / "figuras" / "10_curvas.png").exists()
 
@@ -401,7 +401,7 @@ def test_o_treino_padrao_cumpre_o_que_a_apostila_diz(tmp_path):
 
 # A faixa da perda de validação final do treino padrão que a apostila cita: medida em
 # sementes e variantes de CPU (a apostila diz quais), com folga dos dois lados.
-FAIXA_FINAL = (1.9, 2.2)
+FAIXA_FINAL = (1.9, 2.3)   # 2,04 a 2,06 na primeira versão das apostilas; 2,16 e 2,19 depois
 
 
 def test_a_apostila_cita_o_limiar_e_a_faixa_do_script():
@@ -415,3 +415,21 @@ def test_a_apostila_cita_o_limiar_e_a_faixa_do_script():
     assert f"termina entre {num(baixo, 2)} e {num(alto, 2)} na validação" in texto
     assert f"abaixo de {num(L10.LIMIAR_VALIDACAO, 1)}, o limiar que o script confere" in texto
     assert alto < L10.LIMIAR_VALIDACAO
+
+
+def test_as_faixas_do_tamanho_do_texto_valem_para_as_apostilas_de_agora():
+    """Os dados são as apostilas 01 a 09: cada revisão delas muda o tamanho do texto. A
+    apostila 10 cita faixas (o texto, o treino, as épocas do treino padrão e as do
+    exercício 2); quando uma revisão as ultrapassar, este teste manda atualizá-las."""
+    texto, _, _, treino, _ = L10.dados()
+    apostila = " ".join((RAIZ / "apostilas" / "10_treino.md").read_text(encoding="utf-8")
+                        .split())
+    assert "de 280 a 330 mil caracteres" in apostila
+    assert 280_000 <= len(texto) <= 330_000
+    assert "com os 250 a 300 mil caracteres de treino, de 55 a 65 épocas" in apostila
+    assert 250_000 <= len(treino) <= 300_000
+    assert 55 <= 20 * 817_920 / len(treino) <= 65     # 20 tokens por parâmetro do Chinchilla
+    assert "Com 3.000 passos o modelo vê o texto de treino umas 8 vezes" in apostila
+    assert 7.5 <= 3000 * 12 * 64 / len(treino) < 8.5
+    assert "mais de 100 mil vezes o texto" in apostila           # o WebText tem 40 GB
+    assert 40e9 / len(texto.encode("utf-8")) > 100_000
