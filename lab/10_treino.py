@@ -461,7 +461,8 @@ def figura_curvas(licao, historico, V, N, bigrama):
     ax.axhline(math.log(V), color="gray", ls=":", label=f"ln V = ln {V} (o chute)")
     ax.axhline(bigrama, color="gray", ls="--", label="bigrama (a régua do experimento 1)")
     ax.set(xlabel="passo", ylabel="perda (nats por caractere)", xlim=(0, historico["passo"][-1]),
-           ylim=(None, math.log(V) + 0.2),                    # o chute fica à vista
+           ylim=(math.floor(2 * min(historico["treino"] + historico["validação"] + [bigrama])) / 2,
+                 math.log(V) + 0.2),             # uma marca abaixo do fim; o chute à vista
            title=f"Treino do GPT2 da lição 06 ({inteiro(N)} parâmetros)")
     figuras.eixos_inteiros(ax)
     ax.grid(alpha=0.3)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from console import cientifico, dizer, largura, num
+from console import cientifico, dizer, inteiro, largura, num
 
 __all__ = ["grafico_ascii", "niveis_ascii", "figura", "escala_log", "eixos_inteiros",
            "virgula_nos_eixos", "salvar", "DPI"]
@@ -126,11 +126,14 @@ def escala_log(*eixos, eixo: str = "y"):
 
 
 def eixos_inteiros(*eixos, eixo: str = "x") -> None:
-    """Marcas só em números inteiros (passos, camadas, posições, ids): nada de '2,5 passos'."""
-    from matplotlib.ticker import MaxNLocator
+    """Marcas só em números inteiros (passos, camadas, posições, ids): nada de '2,5 passos',
+    e com o ponto do milhar, como no texto (1.000, não 1000)."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     for ax in eixos:
         getattr(ax, f"{eixo}axis").set_major_locator(MaxNLocator(integer=True))
+        getattr(ax, f"{eixo}axis").set_major_formatter(
+            FuncFormatter(lambda x, _pos: inteiro(round(x))))
 
 
 def virgula_nos_eixos(fig) -> None:

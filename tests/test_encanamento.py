@@ -536,6 +536,8 @@ def test_eixo_de_passos_so_tem_marcas_inteiras(tmp_path):
     rotulos = lambda ax: [t.get_text() for t in ax.xaxis.get_ticklabels() if t.get_text()]  # noqa: E731
     assert any("," in r for r in rotulos(sem))           # o padrão dá 2,5, 7,5...
     assert rotulos(com) and not any("," in r for r in rotulos(com)), rotulos(com)
+    com.set_xlim(0, 2000)                                # e o ponto do milhar, como no texto
+    assert com.xaxis.get_major_formatter()(1000, 0) == "1.000"
 
 
 VM_STAT_M1 = """\
