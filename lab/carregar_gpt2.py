@@ -305,14 +305,18 @@ def carregar_gpt2(nome: str, margem: float = 1.3, base: int = 0):
         precisa = estimativa * margem + base
         if livre is not None and precisa > livre:
             menor = _sugestao_menor(estimativa, margem, base, livre)
+            if menor:
+                conselho = f" ou use um modelo menor, que caberia: --modelo {menor}."
+            elif _id_no_hub(nome) == _id_no_hub("gpt2"):
+                conselho = ": o gpt2 já é o menor GPT-2."
+            else:
+                conselho = "."
+            com_base = f", mais {tamanho(base)} do Python com o PyTorch" if base else ""
             raise ModeloIndisponivel(
                 f"'{nome}' precisa de cerca de {num(precisa / 2**30, 1)} GiB de memória "
                 f"(os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a margem desta "
-                "lição" + (f", mais {tamanho(base)} do Python com o PyTorch" if base else "")
-                + f") e há {num(livre / 2**30, 1)} GiB livres.\nFeche outros programas"
-                + (f" ou use um modelo menor, que caberia: --modelo {menor}." if menor
-                   else ": o gpt2 já é o menor GPT-2." if _id_no_hub(nome) == PREFIXO_HUB
-                   + "gpt2" else "."))
+                f"lição{com_base}) e há {num(livre / 2**30, 1)} GiB livres.\n"
+                f"Feche outros programas{conselho}")
     transformers, hf_logging = _importar_transformers()
     hf_logging.disable_progress_bar()  # carregar do disco é rápido: sem barra
     origem = _id_no_hub(nome) if hub else str(pasta)

@@ -401,7 +401,7 @@ def test_o_treino_padrao_cumpre_o_que_a_apostila_diz(tmp_path):
 
 # A faixa da perda de validação final do treino padrão que a apostila cita: medida em
 # sementes e variantes de CPU (a apostila diz quais), com folga dos dois lados.
-FAIXA_FINAL = (1.9, 2.3)   # 2,04 a 2,06 na primeira versão das apostilas; 2,16 e 2,19 depois
+FAIXA_FINAL = (1.9, 2.3)   # 2,04 a 2,06 na primeira versão das apostilas; 2,16 a 2,19 depois
 
 
 def test_a_apostila_cita_o_limiar_e_a_faixa_do_script():
