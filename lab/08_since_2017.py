@@ -9,8 +9,9 @@
 8. Post-LN precisa de aquecimento: um treino de verdade
 9. Codificador, decodificador ou os dois"""
 import math
+import paginas
 from licao import Licao, inteiro_entre, opcao
-LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[  # de --norma a --vieses: 1º valor = 2017
+LICAO = Licao.da_docstring(__doc__, opcoes=[  # de --norma a --vieses: 1º valor = 2017
     opcao("--ano", ("2017", "2019", "2026"), "2026", "ponto de partida: o artigo, o GPT-2, hoje"),
     opcao("--norma", ("post", "pre"), None, "post: norma depois da soma residual; pre: no ramo"),
     opcao("--normalizador", ("layernorm", "rmsnorm"), None, "rmsnorm: só reescala, sem viés"),
@@ -22,7 +23,7 @@ LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[  # de --norma a --vies
     opcao("--interativo", "flag", None, "no experimento 1, troca os controles um a um"),
     opcao("--d", inteiro_entre(1, 100_000, "--d 2048"), 4096, "d na conta do experimento 5", "D"),
     opcao("--tokens", inteiro_entre(1, 10**8, "--tokens 128000"), 8192, "contexto do exp. 7", "N"),
-    opcao("--completo", "flag", None, "exp. 8 longo (200 passos, não 80)")])
+    opcao("--completo", "flag", None, "exp. 8 longo (200 passos, não 80)"), *paginas.opcoes()])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 from torch import nn
@@ -264,7 +265,6 @@ import numpy as np
 import torch.nn.functional as F
 
 import figuras
-import paginas
 from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, tamanho
 from licao import ExperimentoPulado, em_paralelo, importar_licao
 from otimizador import Adam

@@ -7,9 +7,10 @@
 6. Dados finitos e compute na inferência"""
 import math
 
+import paginas
 from licao import Licao, importar_licao, opcao, real_entre
 
-LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[
+LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--tokens-inferencia", real_entre(0, 1e30, "--tokens-inferencia 1e13", sufixos=True),
           1e13, "tokens servidos na vida útil, no experimento 5 (padrão: 1e13)", "TOKENS"),
     opcao("--seu-modelo", real_entre(0, 1e30, "--seu-modelo 1B 100B", False, sufixos=True),
@@ -17,6 +18,7 @@ LICAO = Licao.da_docstring(__doc__, pagina=True, opcoes=[
           "treino (ex.: --seu-modelo 1e9 100e9 ou 1B 100B)", ("N", "D"), nargs=2),
     opcao("--interativo", "flag", None, "no experimento 5, pergunta outros volumes de "
           "inferência (Enter vazio encerra)"),
+    *paginas.opcoes(),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
@@ -213,7 +215,6 @@ import argparse
 import sys
 
 import figuras
-import paginas
 from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, quebrar
 
 L06 = importar_licao("06_gpt2")  # o GPT2 e a conta fechada dos parâmetros (12d² + 13d...)

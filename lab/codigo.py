@@ -6,8 +6,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+from caminhos import RAIZ
 from console import dizer, inteiro, largura, pct, plural, quebrar
-from licao import RAIZ
 
 
 def fonte(objeto):

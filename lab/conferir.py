@@ -12,6 +12,7 @@ e quantos diferem; no fim, a dica. Devolve True quando tudo confere.
 from __future__ import annotations
 
 from console import cientifico, dizer, inteiro, num, quebrar
+from erros import erro_legivel
 
 __all__ = ["conferir"]
 
@@ -62,8 +63,6 @@ def conferir(funcao, referencia, entradas, dica: str = "", tolerancia: float = 1
              nome: str | None = None) -> bool:
     """Roda funcao e referencia em cada entrada (uma tupla de argumentos, ou um argumento
     só) e imprime o que difere; True quando tudo confere."""
-    from licao import erro_legivel
-
     nome = nome or getattr(funcao, "__name__", "a sua função")
     entradas = list(entradas)
     for n, entrada in enumerate(entradas, 1):

@@ -59,6 +59,12 @@ def console():
     return _console
 
 
+def mostrar_cursor() -> None:
+    """O cursor de volta num terminal (a barra de progresso do rich o esconde)."""
+    if _console is not None and _console.is_terminal:
+        _console.show_cursor(True)
+
+
 def dizer(texto: str = "") -> None:
     """Imprime texto simples já, sem passar pelo rich (rápido e seguro)."""
     try:

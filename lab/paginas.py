@@ -13,7 +13,7 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 08 faz igual):
    experimentos; --abrir grava e abre no navegador padrão):
 
        import paginas
-       LICAO = Licao("09", ..., opcoes=[..., *paginas.opcoes()])
+       LICAO = Licao.da_docstring(__doc__, opcoes=[..., *paginas.opcoes()])
 
 2. No fim da lição, depois dos experimentos, uma função que devolve o HTML; o corpo,
    o script e o estilo moram em lab/html/NN_nome.html, .js e .css (`fonte(nome)` os lê):
@@ -74,7 +74,9 @@ import json
 from pathlib import Path
 
 from console import dizer
-from licao import RAIZ, erro_legivel, opcao
+from caminhos import RAIZ
+from erros import erro_legivel, traceback_pedido
+from opcoes import opcao
 
 __all__ = ["opcoes", "pedida", "documento", "gravar", "abrir", "PASTA_PADRAO", "FORMATOS_JS",
            "KIT_JS", "ESTILO"]
@@ -310,9 +312,7 @@ def gravar(licao, pagina, nome: str) -> int:
     try:
         html = pagina() if callable(pagina) else pagina
     except Exception as erro:  # noqa: BLE001 - o erro do aluno, com arquivo e linha
-        import os
-
-        if os.environ.get("LAB_TRACEBACK", "").strip() not in ("", "0"):
+        if traceback_pedido():
             raise
         dizer(erro_legivel(erro)[0])
         return 1

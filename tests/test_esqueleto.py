@@ -21,7 +21,7 @@ import pytest
 from conftest import RAIZ
 
 LICOES = sorted(p for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py"))
-PRIMEIRA_TELA = 30  # a linha em que a peça (a primeira def/class) já começou
+PRIMEIRA_TELA = 40  # a linha em que a peça (a primeira def/class) já começou (40: uma tela)
 # Ajudantes de saída que têm casa no encanamento (console.py, figuras.py): uma lição não
 # define o seu (eram cópias que discordavam entre si).
 DO_ENCANAMENTO = {"abaixo", "limite", "veredito", "nome_token", "_token", "token", "ver",

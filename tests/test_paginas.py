@@ -167,9 +167,9 @@ def test_opcoes_html_e_abrir():
 
 def test_encanamento_conhece_paginas():
     """Um erro dentro de paginas.py não é o do aluno: o quadro mostrado é o da lição."""
-    import licao
+    import erros
 
-    assert "paginas.py" in licao._ENCANAMENTO
+    assert "paginas.py" in erros.encanamento()
 
 
 # ------------------------------------------------------------ as páginas das apostilas
@@ -181,7 +181,7 @@ def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
     cada lição com --html tem a sua lá, e a apostila aponta para ela."""
     raiz = Path(__file__).resolve().parent.parent
     com_html = sorted(p.stem for p in (raiz / "lab").glob("[0-9][0-9]_*.py")
-                      if "pagina=True" in p.read_text(encoding="utf-8"))
+                      if "*paginas.opcoes()" in p.read_text(encoding="utf-8"))
     assert com_html and [p.stem for p in GRAVADAS] == com_html
     for nome in com_html:
         apostila = (raiz / "apostilas" / f"{nome}.md").read_text(encoding="utf-8")

@@ -1,0 +1,100 @@
+"""O processo de uma lição: Ctrl+C (uma linha e a saída 130, na hora, até com threads
+trabalhando), treinos em paralelo (em_paralelo, esperar) e as sementes (semear)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from console import mostrar_cursor
+
+__all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "instalar_ctrl_c",
+           "semear"]
+
+
+def interromper() -> None:
+    """Termina JÁ, com uma linha e código 130, como um Ctrl+C.
+
+    os._exit, e não sys.exit: sys.exit esperaria as threads de trabalho terminarem
+    (treinos em paralelo seguiriam por segundos, a barra de progresso desenhando) e
+    um segundo Ctrl+C nessa espera abortava o processo ('terminate called...', 134).
+    """
+    try:
+        mostrar_cursor()  # a barra do rich esconde o cursor
+        print("\nInterrompido (Ctrl+C).", flush=True)
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+        pass
+    os._exit(130)
+
+
+def esperar(futuros):
+    """Resultados de futuros (concurrent.futures), na ordem, esperando aos poucos.
+
+    Esperar com `futuro.result()` trava a thread principal num lock que, no Windows,
+    pode não acordar com Ctrl+C; olhando a cada 0,2 s, o Ctrl+C para na hora em todo
+    sistema. Uma exceção numa thread sobe aqui, como em result()."""
+    import concurrent.futures
+
+    futuros = list(futuros)
+    while concurrent.futures.wait(futuros, timeout=0.2).not_done:
+        pass
+    return [f.result() for f in futuros]
+
+
+def em_paralelo(funcoes, threads=2):
+    """[f() for f in funcoes], `threads` de cada vez (uma thread cada, um núcleo cada):
+    os resultados na ordem das funções. Cada f deve ter o seu estado (pesos, gerador de
+    lotes), sorteado antes, na thread principal: aí dá bit a bit o que daria sozinha.
+    Ctrl+C para na hora: interromper() sai sem esperar as threads (esperá-las levava o
+    torch a abortar o processo ao sair)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as grupo:
+        futuros = [grupo.submit(f) for f in funcoes]
+        try:
+            return esperar(futuros)
+        except KeyboardInterrupt:
+            interromper()
+
+
+_AO_INTERROMPER = []  # funções chamadas antes de sair no Ctrl+C (ex.: guardar um checkpoint)
+
+
+def ao_interromper(funcao) -> None:
+    """Registra funcao() para rodar no Ctrl+C, antes da linha 'Interrompido' (uma lição
+    que treina guarda ali o último checkpoint)."""
+    _AO_INTERROMPER.append(funcao)
+
+
+def instalar_ctrl_c() -> None:
+    """Ctrl+C em qualquer ponto (até durante o import do torch ou com threads
+    trabalhando): uma linha, saída 130, na hora."""
+    import signal
+
+    def parar(_sinal, _quadro):
+        for funcao in _AO_INTERROMPER:
+            try:
+                funcao()
+            except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+                pass
+        interromper()
+
+    try:
+        signal.signal(signal.SIGINT, parar)
+    except ValueError:  # fora da thread principal
+        pass
+
+
+def semear(semente: int) -> None:
+    """A mesma semente no random, no numpy e no torch (se já importado)."""
+    import random
+
+    random.seed(semente)
+    try:
+        import numpy as np
+
+        np.random.seed(semente)
+    except ImportError:
+        pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(semente)
