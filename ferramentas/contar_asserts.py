@@ -16,7 +16,7 @@ Serve para mostrar que uma mudança na suíte não perdeu conferências. Dois us
         linha "teste<TAB>comando" nesse arquivo (para contar as lições rodadas);
 
     .venv/bin/python ferramentas/contar_asserts.py --execucoes PASTA/sessao/execucoes.log
-        resume o registro das execuções de lição de uma sessão (tests/sessao.py): quantas
+        resume o registro das execuções de lição de uma sessão (tests/apoio/sessao.py): quantas
         foram guardadas (não rodaram), quantas rodaram no interpretador quente, quantas num
         processo novo, e os segundos de CPU de cada grupo.
 """

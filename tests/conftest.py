@@ -31,14 +31,14 @@ teste muda a chave). A regra de quando isso vale:
   linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, as cópias de
   lição do aluno (esses testes chamam o subprocess direto).
 
-Sem estar guardada, a execução roda num interpretador quente (tests/licao_quente.py: o
+Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py: o
 torch e o transformers já importados, a lição num fork), exceto: 00_check, --help,
 --lista, --pausa, entrada pelo stdin, ou um ambiente que difere do da partida em algo
 além de LAB_MODELO, COLUMNS e NO_COLOR; e um código de saída 2 (uso errado) é sempre
 refeito num processo novo. LAB_TESTES_QUENTE=0 desliga o interpretador quente.
 
 Para outros cálculos caros que vários testes repetem (treinos da lição 05...):
-compartilhado(chave, funcao) (ver tests/sessao.py). Para um GPT-2 de teste numa pasta
+compartilhado(chave, funcao) (ver tests/apoio/sessao.py). Para um GPT-2 de teste numa pasta
 que todos os processos veem: modelo_compartilhado(nome, construir).
 
 Marcador @pytest.mark.cpus: um teste que confere um número citado numa apostila e que
@@ -53,6 +53,8 @@ from pathlib import Path
 RAIZ = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(RAIZ / "lab"))
 sys.path.insert(0, str(RAIZ / "ferramentas"))
+# a infraestrutura dos testes (não são testes): `from sessao import ...`, `import navegador`
+sys.path.insert(0, str(RAIZ / "tests" / "apoio"))
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import cpus  # noqa: E402

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from conftest import ENCANAMENTO, RAIZ, pasta_da_sessao, rodar_script
 from console import inteiro, num, tamanho
+from plano_de_aula import conferir_plano_de_90_minutos
 from licao import importar_licao
 
 L03 = importar_licao("03_attention")
@@ -567,24 +568,6 @@ def test_apostila_experimento_6_resultado_publicado_e_referencias():
                    "arXiv:2604.14722", "arXiv:2309.17453", "`(2, 2)` e `(4, 11)`",
                    "Xiao et al. não estudam o GPT-2"):
         assert trecho in texto, trecho
-
-
-def conferir_plano_de_90_minutos(apostila, experimentos):
-    """As notas para o professor trazem um plano de 0 a 90 min, sem buraco, e cada --so do
-    plano é um experimento que existe (a 04 usa esta mesma conferência)."""
-    import re
-
-    texto = apostila.read_text(encoding="utf-8")
-    notas = texto[texto.index("## Notas para o professor"):texto.index("## Respostas")]
-    faixas = re.findall(r"^\| (\d+)–(\d+) min \| .*\|(.*)\|$", notas, re.M)
-    assert faixas, "sem o plano de 90 minutos"
-    inicio = 0
-    for a, b, comando in faixas:
-        assert int(a) == inicio and int(b) > int(a)
-        inicio = int(b)
-        for k in re.findall(r"--so (\d+)", comando):
-            assert 1 <= int(k) <= experimentos
-    assert inicio == 90
 
 
 def test_plano_de_90_minutos():

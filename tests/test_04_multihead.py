@@ -544,6 +544,6 @@ def test_confere_04_da_resposta_2(tmp_path):
 
 
 def test_plano_de_90_minutos():
-    from test_03_attention import conferir_plano_de_90_minutos
+    from plano_de_aula import conferir_plano_de_90_minutos
 
     conferir_plano_de_90_minutos(APOSTILA, len(L04.LICAO.titulos))

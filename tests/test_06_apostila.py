@@ -319,7 +319,7 @@ def test_inicializacao_como_a_apostila_diz():
     menos de 0,1 de ln 163; acima de 80 sem a inicialização do GPT-2)."""
     import math
 
-    import test_06_gpt2 as T
+    import licao06 as T
 
     assert console.num(math.log(163), 2) == "5,09"
     diz("a perda inicial fica a menos de 0,1 de ln 163 ≈ 5,09")
@@ -330,7 +330,7 @@ def test_inicializacao_como_a_apostila_diz():
         L06.GPT2.iniciar_como_gpt2 = lambda self: None
         for semente in (0, 1, 2):
             torch.manual_seed(semente)
-            assert T._perda_em_tokens_aleatorios(L06.GPT2(**T.LICAO10).eval(), semente) > 80
+            assert T.perda_em_tokens_aleatorios(L06.GPT2(**T.LICAO10).eval(), semente) > 80
     finally:
         L06.GPT2.iniciar_como_gpt2 = original
     diz("o mesmo modelo começaria com perda acima de 80")
@@ -341,7 +341,7 @@ def test_codigo_documentado_na_apostila_e_na_ajuda():
 
     diz("`lab/06_gpt2.py --codigo` imprime o código de tudo o que as lições 03 a 06 montam")
     diz("São menos de 150 linhas de Python")
-    import test_06_gpt2 as T
+    import licao06 as T
 
     assert T.ORCAMENTO == 150
     nomes = [obj.__name__ for _n, obj in L06.pecas_do_modelo()]

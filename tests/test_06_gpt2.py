@@ -16,6 +16,7 @@ import carregar_gpt2
 import console
 import licao as encanamento
 from conftest import RAIZ, rodar_script
+from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
 
 licao = encanamento.importar_licao("06_gpt2")
 
@@ -541,27 +542,12 @@ def test_parametros_gpt2_e_a_contagem_do_transformers():
 
 
 # ------------------------------------------------------------ a inicialização do GPT-2
-LICAO10 = dict(camadas=4, d=128, h=4, vocab=163, posicoes=64)   # o tamanho da lição 10
-
-
 def _hf_licao10():
     from transformers import GPT2Config, GPT2LMHeadModel
 
     c = LICAO10
     return GPT2LMHeadModel(GPT2Config(n_layer=c["camadas"], n_embd=c["d"], n_head=c["h"],
                                       vocab_size=c["vocab"], n_positions=c["posicoes"]))
-
-
-def _perda_em_tokens_aleatorios(modelo, semente=0, B=8, T=64):
-    """Entropia cruzada ao prever um próximo token sorteado: o palpite ideal é uniforme,
-    ln V; um modelo recém-criado deve estar perto disso."""
-    g = torch.Generator().manual_seed(semente)
-    ids = torch.randint(0, LICAO10["vocab"], (B, T + 1), generator=g)
-    with torch.no_grad():
-        saida = modelo(ids[:, :-1])
-        logits = saida if torch.is_tensor(saida) else saida.logits     # (B, T, V)
-        return float(torch.nn.functional.cross_entropy(logits.flatten(0, 1),
-                                                       ids[:, 1:].flatten()))
 
 
 @pytest.mark.cpus
@@ -576,8 +562,8 @@ def test_modelo_novo_comeca_com_perda_ln_v(semente):
     torch.manual_seed(semente)
     deles = _hf_licao10().eval()
     alvo = math.log(LICAO10["vocab"])
-    assert abs(_perda_em_tokens_aleatorios(nosso, semente) - alvo) < 0.1
-    assert abs(_perda_em_tokens_aleatorios(deles, semente) - alvo) < 0.1
+    assert abs(perda_em_tokens_aleatorios(nosso, semente) - alvo) < 0.1
+    assert abs(perda_em_tokens_aleatorios(deles, semente) - alvo) < 0.1
 
 
 @pytest.mark.cpus
@@ -593,7 +579,7 @@ def test_sem_a_inicializacao_do_gpt2_a_perda_comeca_longe():
         padrao = licao.GPT2(**LICAO10).eval()
     finally:
         licao.GPT2.iniciar_como_gpt2 = original
-    assert _perda_em_tokens_aleatorios(padrao) > math.log(LICAO10["vocab"]) + 10
+    assert perda_em_tokens_aleatorios(padrao) > math.log(LICAO10["vocab"]) + 10
 
 
 @pytest.mark.cpus
@@ -682,9 +668,6 @@ def _mesmo_codigo(impresso: str, original: str):
                 if t.type == tokenize.COMMENT]
     assert arvore(impresso) == arvore(original)
     assert comentarios(impresso) == comentarios(original)
-
-
-ORCAMENTO = 150   # linhas de Python do modelo inteiro (issue 19: "em poucas telas")
 
 
 def test_codigo_mostra_o_modelo_inteiro_de_verdade():

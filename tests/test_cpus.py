@@ -5,7 +5,7 @@ que deixa a suíte rápida não muda o que os testes veem.
   da variante (postas antes de o torch começar), todos os testes marcados com
   @pytest.mark.cpus (os que conferem números citados que saem de contas do torch). Os
   blocos <!-- saida --> têm a mesma conferência em tests/test_apostilas.py.
-- o interpretador quente (tests/licao_quente.py) imprime, byte a byte, o que um processo
+- o interpretador quente (tests/apoio/licao_quente.py) imprime, byte a byte, o que um processo
   novo imprime, também com duas threads e nos códigos de saída 1 e 2;
 - a chave das execuções guardadas muda quando muda uma pasta citada nos argumentos.
 """

@@ -22,10 +22,9 @@ from conftest import RAIZ
 
 LICOES = sorted(p for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py"))
 PRIMEIRA_TELA = 40  # a linha em que a peça (a primeira def/class) já começou (40: uma tela)
-# Ajudantes de saída que têm casa no encanamento (console.py, figuras.py): uma lição não
-# define o seu (eram cópias que discordavam entre si).
-DO_ENCANAMENTO = {"abaixo", "limite", "veredito", "nome_token", "_token", "token", "ver",
-                  "cronometrar", "mapa_ascii", "em_linhas", "plural", "citar"}
+# Ajudantes de saída que têm casa no encanamento (console.py): uma lição não define o seu
+# (eram cópias que discordavam entre si). Só nomes que existem: o teste abaixo confere.
+DO_ENCANAMENTO = {"limite", "token", "cronometrar", "em_linhas", "plural", "citar"}
 SIM_NAO = re.compile(r"^\s*(sim|não|NÃO|confere|NÃO confere|não confere)\b")
 
 
@@ -121,6 +120,13 @@ def test_ajudantes_de_saida_tem_uma_casa_so(licao):
                 f"linha {no.lineno}: {no.name} já existe no encanamento (console/figuras)")
             if no.name == "entropia":
                 assert licao.stem.startswith("03"), "a entropia é da lição 03"
+
+
+def test_os_ajudantes_guardados_existem_no_encanamento():
+    """Um nome guardado que saiu do encanamento não guarda nada: cada um é definido lá."""
+    definidos = {no.name for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].isdigit()
+                 for no in _arvore(p).body if isinstance(no, (ast.FunctionDef, ast.ClassDef))}
+    assert DO_ENCANAMENTO <= definidos, DO_ENCANAMENTO - definidos
 
 
 def _frases_de_conferencia(funcao):

@@ -10,13 +10,13 @@ sys.argv e o sys.path[0] e roda o script com runpy como `python lab/NN.py` rodar
 do servidor nunca fez conta nenhuma no torch (só importou): o filho começa as threads de
 conta e escolhe os kernels como um processo novo.
 
-O que NÃO passa por aqui (a regra está em tests/sessao.py): a primeira linha antes do
+O que NÃO passa por aqui (a regra está em tests/apoio/sessao.py): a primeira linha antes do
 torch, Ctrl+C, tmux, entrada pelo stdin, --help/--lista/--pausa, o 00_check, variáveis
 de ambiente lidas na partida que diferem das do servidor; e um código de saída 2 (uso
 errado) é sempre refeito num processo novo. tests/test_cpus.py confere que a saída de
 um filho é, byte a byte, a de um processo novo.
 
-Uso: python tests/licao_quente.py FD_PEDIDOS FD_RESPOSTAS (só tests/sessao.py o começa).
+Uso: python tests/apoio/licao_quente.py FD_PEDIDOS FD_RESPOSTAS (só tests/apoio/sessao.py o começa).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-RAIZ = Path(__file__).resolve().parent.parent
+RAIZ = Path(__file__).resolve().parents[2]  # tests/apoio/sessao.py -> a raiz
 VARIAVEL_PASTA = "LAB_TESTES_COMPARTILHADO"
 VARIAVEL_QUENTE = "LAB_TESTES_QUENTE"            # "0": nenhuma lição no interpretador quente
 

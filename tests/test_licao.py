@@ -1,0 +1,205 @@
+"""O roteiro da lição (lab/licao.py): a docstring é o sumário, --lista, a primeira linha
+antes do torch, o resumo e a saída 0/1/130, o próximo passo, importar_licao."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import carregar_gpt2
+import licao
+from conftest import RAIZ, rodar_script
+
+
+def test_a_licao_e_lida_da_docstring():
+    """O título sai da 1ª linha (sem o '(leia junto: ...)', com os parênteses do próprio
+    título); cada 'k. título' é um experimento; as outras linhas são só para quem lê."""
+    doc = ("Lição 42 · Posições (wpe) e tokens (leia junto: apostilas/42_x.md)\n"
+           "Uma linha para quem lê o arquivo.\n1. Primeiro: com dois-pontos\n"
+           "2. Segundo, o último\n")
+    li = licao.Licao.da_docstring(doc, usa_gpt2={2})
+    assert (li.numero, li.titulo) == ("42", "Posições (wpe) e tokens")
+    assert li.titulos == ["Primeiro: com dois-pontos", "Segundo, o último"]
+    assert li.experimentos[1] == (2, "Segundo, o último", True)
+    assert li.modulo == __name__  # o __name__ de quem declarou a lição
+    for errada in ("Lição 42 · x\n2. fora de ordem", "Sem o cabeçalho\n1. um"):
+        with pytest.raises(AssertionError):
+            licao.Licao.da_docstring(errada)
+
+
+def test_abrir_numa_licao_importada_nao_faz_nada():
+    """LICAO.abrir() no topo do arquivo só age quando a lição é o script rodado: importada
+    por outra lição, não lê a linha de comando (a de quem importou) nem imprime nada."""
+    codigo = ("import sys\nsys.path.insert(0, 'lab')\nsys.argv = ['x', '--opcao-que-nao-existe']\n"
+              "from licao import importar_licao\nL05 = importar_licao('05_block')\n"
+              "print('args', L05.LICAO.args, L05.Bloco.__name__)\n")
+    r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
+                       text=True, encoding="utf-8", timeout=120)
+    assert r.returncode == 0 and r.stdout == "args None Bloco\n", r.stdout + r.stderr
+    li = licao.Licao.da_docstring("Lição 42 · x\n1. um")
+    assert li.abrir() is None and li.args is None
+    assert li.abrir(["--so", "1"]).so == [1]  # com argv explícito, lê (os testes fazem isso)
+
+
+def test_lista_nao_roda_nada():
+    r = rodar_script("05_block.py", "--lista")
+    assert r.returncode == 0
+    linhas = r.saida.strip().splitlines()
+    assert linhas[0].startswith("Lição 05")
+    assert len(linhas) == 7 and linhas[3].strip().startswith("3.")
+
+
+def test_primeira_linha_antes_do_torch():
+    """A primeira linha sai antes de qualquer import do torch (stdout e stderr no mesmo cano)."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "lab/05_block.py", "--so", "6",
+                        "--sem-figuras"], cwd=RAIZ, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, env={"PATH": "", "PYTHONUNBUFFERED": "1",
+                                                      "PYTHONIOENCODING": "utf-8"})
+    linhas = r.stdout.decode("utf-8", "replace").splitlines()
+    titulo = next(i for i, l in enumerate(linhas) if l.startswith("Lição 05"))
+    torch_import = next(i for i, l in enumerate(linhas) if l.rstrip().endswith("| torch"))
+    assert titulo < torch_import
+
+
+def test_ctrl_c_sai_com_130_sem_traceback():
+    li = licao.Licao("99", "teste", ["interrompe"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def interrompe(_):
+        raise KeyboardInterrupt
+
+    assert li.rodar({1: interrompe}) == 130
+
+
+def test_experimento_que_falha_vira_resumo_e_saida_1(capsys):
+    li = licao.Licao("99", "teste", ["ok", "quebra"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def quebra(_):
+        raise RuntimeError("algo deu errado")
+
+    assert li.rodar({1: lambda _: None, 2: quebra}) == 1
+    saida = capsys.readouterr().out
+    assert "Experimento 1/2 · ok" in saida and "falhou: 2. quebra" in saida
+    assert "algo deu errado" in saida
+
+
+def test_autoverificacao_que_nao_confere_sai_com_1(capsys):
+    li = licao.Licao("99", "teste", ["confere", "não confere"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def bate(li):
+        assert li.verificar(True, "nada") is True
+
+    def nao_bate(li):
+        print("logits iguais?", "sim" if li.verificar(False, "logits") else "NÃO")
+
+    assert li.rodar({1: bate, 2: nao_bate}) == 1
+    saida = capsys.readouterr().out
+    assert "logits iguais? NÃO" in saida
+    assert "falhou: 2. não confere" in saida and "não confere: logits" in saida
+    assert "1 de 2" in saida
+
+
+def test_pulado_pelo_mesmo_motivo_diz_uma_vez(capsys):
+    li = licao.Licao("05", "teste", ["um", "dois", "três"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def sem_modelo(_):
+        raise licao.ExperimentoPulado("sem o GPT-2 aqui.\nRode lab/00_check.py com internet.")
+
+    assert li.rodar({1: sem_modelo, 2: sem_modelo, 3: lambda _: None}) == 1
+    saida = capsys.readouterr().out
+    assert saida.count("Rode lab/00_check.py com internet.") == 1
+    assert "PULADO: sem o GPT-2 aqui. (veja o experimento 1, acima)" in saida
+    assert saida.count("sem o GPT-2 aqui.") == 3   # 1, 2 e a linha do resumo
+    assert "1 de 3 experimentos rodou." in saida and "Próximo passo" in saida
+
+
+@pytest.mark.parametrize("rotulo, quantos, rodam, esperado", [
+    ("Experimento", 1, 0, "Nenhum experimento rodou."),
+    ("Experimento", 3, 0, "Nenhum dos 3 experimentos rodou."),
+    ("Experimento", 3, 1, "1 de 3 experimentos rodou."),
+    ("Experimento", 1, 1, "1 de 1 experimento rodou."),
+    ("Verificação", 4, 0, "Nenhuma das 4 verificações rodou."),
+    ("Verificação", 4, 4, "4 de 4 verificações rodaram."),
+])
+def test_resumo_concorda_em_numero_e_genero(capsys, rotulo, quantos, rodam, esperado):
+    li = licao.Licao("99", "teste", [f"e{k}" for k in range(quantos)], rotulo=rotulo)
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def pula(_):
+        raise licao.ExperimentoPulado("sem isto")
+
+    li.rodar({k: (lambda _: None) if k <= rodam else pula for k in range(1, quantos + 1)})
+    assert esperado in capsys.readouterr().out
+
+
+def test_pausa_com_stdin_fechado_nao_quebra():
+    """`--pausa` com a entrada fechada (`<&-`): segue sem pausar, sem traceback."""
+    r = subprocess.run(f"exec 0<&-; exec {sys.executable} lab/05_block.py --so 1,6 "
+                       "--pausa --sem-figuras", shell=True, cwd=RAIZ, capture_output=True,
+                       env={**os.environ, "NO_COLOR": "1", "HF_HUB_OFFLINE": "1"})
+    saida = r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 0, saida
+    assert "Traceback" not in saida and "lost sys.stdin" not in saida
+    assert "Experimento 6/6" in saida
+
+
+def test_saida_cortada_sem_traceback():
+    """`python lab/05_block.py | head -3`: o cano fecha cedo e ninguém vê traceback."""
+    proc = subprocess.Popen([sys.executable, "lab/05_block.py", "--so", "6", "--sem-figuras"],
+                            cwd=RAIZ, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    erros = proc.stderr.read().decode("utf-8", "replace")
+    proc.wait(timeout=120)
+    assert "Traceback" not in erros and "BrokenPipe" not in erros
+
+
+def test_importar_licao_devolve_o_modulo_sem_rodar():
+    modulo = licao.importar_licao("05_block")
+    assert hasattr(modulo, "Bloco") and hasattr(modulo, "AtencaoMultiCabeca")
+
+
+def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, capsys):
+    """A lição 00 mandava para a 05 mesmo com a 01 pronta; agora o próximo passo é
+    calculado do disco e avisa quando a seguinte do mapa ainda está sendo escrita."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    for nome in ("00_check.py", "05_block.py", "06_gpt2.py", "09_scaling.py", "console.py"):
+        (lab / nome).write_text("")
+    assert licao.proxima_licao("00", lab) == ("lab/05_block.py", "apostilas/05_block.md", "01")
+    assert licao.proxima_licao("05", lab) == ("lab/06_gpt2.py", "apostilas/06_gpt2.md", None)
+    assert licao.proxima_licao("06", lab) == ("lab/09_scaling.py", "apostilas/09_scaling.md",
+                                               "07")
+    assert licao.proxima_licao("09", lab) == (None, None, "10")
+    assert licao.proxima_licao("10", lab) == (None, None, None)
+    (lab / "01_tokens.py").write_text("")
+    assert licao.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
+                                               None)
+    # no resumo, o próximo passo é o primeiro arquivo que existe
+    monkeypatch.setattr(licao, "PASTA_LAB", lab)
+    (lab / "01_tokens.py").unlink()
+    li = licao.Licao("00", "teste", ["ok"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+    assert li.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/05_block.py (leia apostilas/05_block.md)." in saida
+    assert "(a lição 01 ainda está sendo escrita)" in saida
+    (lab / "01_tokens.py").write_text("")
+    assert li.rodar({1: lambda _: None}) == 0
+    saida = capsys.readouterr().out
+    assert "Próximo passo: lab/01_tokens.py (leia apostilas/01_tokens.md)." in saida
+    assert "sendo escrita" not in saida
+
+
+def test_licao_gpt2_passa_a_margem(monkeypatch):
+    monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 2**28)
+    li = licao.Licao("99", "teste", ["usa o GPT-2"], usa_gpt2={1})
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args(
+        ["--modelo", "gpt2"])
+    with pytest.raises(licao.ExperimentoPulado, match="vezes 2,5, a margem"):
+        li.gpt2(margem=2.5)

@@ -1,0 +1,79 @@
+"""O processo da lição (lab/processo.py): Ctrl+C com threads treinando para na hora;
+esperar devolve na ordem."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import processo
+from conftest import RAIZ
+
+
+CTRL_C_COM_THREADS = r"""
+import concurrent.futures, sys, time
+sys.path.insert(0, "lab")
+import console, licao
+li = licao.Licao("99", "teste", ["treina em duas threads"])
+li.abrir(["--sem-figuras"])
+import torch
+
+def treinar(fim):
+    a = torch.randn(256, 256)
+    while time.time() < fim:  # como o treino da lição 05: contas em C++ sem parar
+        a = torch.tanh(a @ a)
+
+def exp(_):
+    fim = time.time() + 120
+    with console.Progresso(10, "treinando") as barra, \
+            concurrent.futures.ThreadPoolExecutor(2) as threads:
+        futuros = [threads.submit(treinar, fim) for _ in range(2)]
+        print("TREINANDO", flush=True)
+        licao.esperar(futuros)
+
+sys.exit(li.rodar({1: exp}))
+"""
+
+
+def test_ctrl_c_com_threads_treinando_para_na_hora():
+    """SIGINT no meio de um treino em duas threads: sai 130 logo, uma linha, sem
+    traceback e sem 'terminate called' (antes: esperava as threads, ou abortava)."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C_COM_THREADS], cwd=RAIZ,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
+    for linha in proc.stdout:
+        if b"TREINANDO" in linha:
+            break
+    time.sleep(1.0)
+    inicio = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        saida, erros = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("Ctrl+C não parou o treino em 30 s")
+    segundos = time.monotonic() - inicio
+    saida, erros = saida.decode("utf-8", "replace"), erros.decode("utf-8", "replace")
+    assert proc.returncode == 130, (saida, erros)
+    assert saida.count("Interrompido (Ctrl+C).") == 1
+    assert "Traceback" not in erros + saida and "terminate called" not in erros
+    assert segundos < 15, segundos  # a máquina é dividida; sem o conserto, ~120 s
+
+
+def test_esperar_devolve_na_ordem_e_repassa_excecoes():
+    import concurrent.futures
+    import time
+
+    def devagar(x):
+        time.sleep(0.3 * (3 - x))
+        return x * 10
+
+    with concurrent.futures.ThreadPoolExecutor(3) as threads:
+        assert processo.esperar([threads.submit(devagar, x) for x in range(3)]) == [0, 10, 20]
+        with pytest.raises(ZeroDivisionError):
+            processo.esperar([threads.submit(lambda: 1 / 0)])
