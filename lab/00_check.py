@@ -21,6 +21,7 @@ LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sa
 
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
 from console import dizer, inteiro, largura, num, quebrar, tamanho, unicode_ok
+from pesos_gpt2 import contar
 
 PYTHON_MINIMO = (3, 10)
 AVISOS = []  # o que não impede a aula, mas vale saber
@@ -133,7 +134,7 @@ def exp_cache(licao):
         dizer(f"  {nome}: {'já está no cache' if no_cache else 'ainda não está no cache'}")
     inicio = time.perf_counter()
     modelo, _ = licao.gpt2()
-    n = sum(p.numel() for p in modelo.parameters())  # a cabeça amarrada ao wte conta uma vez
+    n = contar(modelo)  # a cabeça amarrada ao wte conta uma vez
     dizer(f"  {inteiro(n)} parâmetros, {modelo.config.n_layer} blocos, "
           f"d = {modelo.config.n_embd}; pronto em {num(time.perf_counter() - inicio, 1)} s.")
 

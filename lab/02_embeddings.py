@@ -94,6 +94,7 @@ import figuras
 from console import (cientifico, cronometrar, dizer, em_linhas, inteiro, num, pct, plural,
                      quebrar, tamanho, token)
 from licao import ExperimentoPulado, importar_licao
+from pesos_gpt2 import contar  # a matriz amarrada conta uma vez
 
 L01 = importar_licao("01_tokens")  # codificar: '<|endoftext|>' digitado é texto, como na 01
 
@@ -356,10 +357,6 @@ def exp_entrada_e_saida(licao):
 
 
 # ============================================================ experimento 6
-def contar(modelo):
-    return sum(p.numel() for p in modelo.parameters())  # a matriz amarrada conta uma vez
-
-
 def parametros_pelas_pecas(config):
     """Parâmetros do GPT2LMHeadModel desta configuração, contados nas peças do transformers
     (em 'meta': só as formas, sem memória): o modelo sem blocos mais L vezes um bloco."""

@@ -75,6 +75,15 @@ def cabeca_aleatoria(d, d_k, causal=True, semente=0):
     return Cabeca(d, d_k, causal).double()
 
 
+def notas_de_padrao(pesos):
+    """Peso médio (posições >= 1) no token anterior, no primeiro e no próprio."""
+    T = pesos.shape[-1]
+    i = torch.arange(1, T)
+    return {"no token anterior": pesos[..., i, i - 1].mean(-1),
+            "no primeiro token": pesos[..., i, 0].mean(-1),
+            "no próprio token": pesos[..., i, i].mean(-1)}
+
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca", "entropia", "notas_de_padrao"]
 
@@ -371,15 +380,6 @@ def padroes(modelo, ids):
         for gancho in ganchos:
             gancho.remove()
     return torch.stack(todas)                                  # (L, h, T, T)
-
-
-def notas_de_padrao(pesos):
-    """Peso médio (posições >= 1) no token anterior, no primeiro e no próprio."""
-    T = pesos.shape[-1]
-    i = torch.arange(1, T)
-    return {"no token anterior": pesos[..., i, i - 1].mean(-1),
-            "no primeiro token": pesos[..., i, 0].mean(-1),
-            "no próprio token": pesos[..., i, i].mean(-1)}
 
 
 RAMPA = " .:-=+*#%@"  # faixas iguais de 0 a 1: ' ' abaixo de 0,1 ... '@' de 0,9 a 1

@@ -69,6 +69,7 @@ import sys
 import figuras
 from console import dizer, inteiro, limite, num, pct, quebrar
 from licao import ExperimentoPulado
+from pesos_gpt2 import contar
 
 
 # ============================================================ experimento 1
@@ -282,7 +283,7 @@ def exp_custo(licao):
         alturas.append(d // 64)
     for h in alturas:
         with torch.device("meta"):                             # só as formas, sem memória
-            n = sum(p.numel() for p in AtencaoMultiCabeca(d, h).parameters())
+            n = contar(AtencaoMultiCabeca(d, h))
         contagens.append(n)
         dizer(f"  {h:>3} {inteiro(d // h):>5} {inteiro(n):>15}")
     igual = licao.verificar(all(n == formula for n in contagens), "4d² + 4d")
@@ -468,7 +469,7 @@ def exp_por_que(licao):
     dizer(f"{T6} tokens, d = 16: posição em um-quente + um conteúdo de 2 números.\n"
           "Tarefa: cada token t >= 1 quer trazer DUAS coisas, o conteúdo do token\n"
           "anterior e o do primeiro token. Pesos montados à mão (veja montar()).\n")
-    n2, n1 = (sum(p.numel() for p in m.parameters()) for m in (duas, uma))
+    n2, n1 = contar(duas), contar(uma)
     flops = T6 * sum(flops_por_token(16, T6))                  # a fórmula não tem h
     dizer(f"  parâmetros: h = 2 -> {inteiro(n2)}; h = 1 -> {inteiro(n1)}")
     dizer(f"  FLOPs de um forward (experimento 3): {inteiro(flops)} com h = 2 ou h = 1")

@@ -102,15 +102,14 @@ def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
     """Carrega o state_dict de um bloco do GPT-2 (transformers) no nosso Bloco.
 
     O GPT-2 guarda c_attn, c_fc e os c_proj como Conv1D, com o peso em (entrada,
-    saída); nn.Linear guarda (saída, entrada). Por isso esses quatro são transpostos.
+    saída); nn.Linear guarda (saída, entrada). Por isso esses quatro são transpostos
+    (pesos_gpt2.para_o_nosso, a mesma conta das lições 06 e 10).
     """
-    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight",
-              "mlp.c_fc.weight", "mlp.c_proj.weight")
-    novo = {}
-    for nome, tensor in estado.items():
-        if nome.endswith((".bias", ".weight")) and not nome.startswith("attn.bias"):
-            novo[nome] = tensor.t() if nome in conv1d else tensor
-    bloco.load_state_dict(novo, strict=True)
+    from pesos_gpt2 import para_o_nosso
+
+    novo = {nome: tensor for nome, tensor in estado.items()    # os pesos, sem o attn.bias
+            if nome.endswith((".bias", ".weight")) and not nome.startswith("attn.bias")}
+    bloco.load_state_dict(para_o_nosso(novo), strict=True)
     return bloco
 
 
@@ -130,6 +129,7 @@ from console import (Progresso, caixa_tabela, cientifico, console, dizer, inteir
                      pct, quebrar, token)
 from licao import ExperimentoPulado
 from otimizador import Adam
+from pesos_gpt2 import contar
 
 
 # ============================================================ experimento 1
@@ -552,10 +552,6 @@ def exp_logit_lens(licao):
 
 
 # ============================================================ experimento 5
-def contar(modulo):
-    return sum(p.numel() for p in modulo.parameters())
-
-
 @LICAO.experimento(5)
 def exp_parametros(licao):
     try:

@@ -76,16 +76,12 @@ def pesos_para_o_nosso(hf) -> dict:
 
     O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada, saída);
     nn.Linear guarda (saída, entrada). .t() devolve uma VIEW transposta: o mesmo
-    armazenamento, lido em outra ordem (só os passos mudam, nenhum byte é copiado)."""
-    from transformers.pytorch_utils import Conv1D
+    armazenamento, lido em outra ordem (só os passos mudam, nenhum byte é copiado).
+    A transposição mora em pesos_gpt2 (a lição 10 faz o caminho inverso)."""
+    from pesos_gpt2 import para_o_nosso
 
-    pesos = {}
-    for nome_modulo, modulo in hf.transformer.named_modules():
-        for nome, p in modulo.named_parameters(recurse=False):
-            conv = isinstance(modulo, Conv1D) and nome == "weight"
-            pesos[f"{nome_modulo}.{nome}"] = p.detach().t() if conv else p.detach()
     # lm_head.weight do transformers é o próprio wte (amarrado): nada a mais.
-    return pesos
+    return para_o_nosso({nome: p.detach() for nome, p in hf.transformer.named_parameters()})
 
 
 def carregar_pesos(nosso: GPT2, hf) -> GPT2:
@@ -130,7 +126,7 @@ def gerar_guloso(modelo, ids, novos, fim=None, ao_gerar=None):
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "nosso_gpt2",
-           "gerar_guloso", "montar_nosso", "modelos", "tokenizar", "confere"]
+           "gerar_guloso"]
 
 
 # ============================================================ os experimentos
@@ -142,62 +138,17 @@ import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
 from console import (cientifico, citar, dizer, em_linhas, escritor, inteiro, num, pct,
                      plural, quebrar, tamanho, token)
-from licao import ExperimentoPulado
+# o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
+from pesos_gpt2 import BASE, FOLGA, TOLERANCIA, confere, contar, modelos, tokenizar
 
 NOVOS_TOKENS = 16
-TOLERANCIA = 1e-4
-# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
-# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
-# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
-# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
-BASE = 2**29                                           # 0,5 GiB
-FOLGA = 1.1                                            # +10 % sobre os pesos
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")
-
-
-def contar(modulo) -> int:
-    """Parâmetros distintos: parameters() já conta o peso amarrado uma vez só."""
-    return sum(p.numel() for p in modulo.parameters())
 
 
 def necessidade(pesos: float, copias: int = 1) -> float:
     """Bytes de memória que a lição precisa para pesos de `pesos` bytes (o que Licao.gpt2
     confere antes de carregar ou baixar, com margem=FOLGA e base=BASE)."""
     return FOLGA * copias * pesos + BASE
-
-
-def montar_nosso(hf) -> GPT2:
-    """Nosso GPT2 sobre os pesos de `hf` (nenhuma cópia: não precisa de memória a mais)."""
-    inicio = time.perf_counter()
-    nosso = nosso_gpt2(hf)
-    dizer(f"(nosso GPT2 montado sobre os pesos do transformers, sem cópia: "
-          f"{num(time.perf_counter() - inicio, 2)} s)")
-    return nosso
-
-
-_MONTADOS = {}
-
-
-def modelos(licao):
-    """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
-    hf, tokenizador = licao.gpt2(margem=FOLGA, base=BASE)
-    if id(hf) not in _MONTADOS:
-        _MONTADOS[id(hf)] = montar_nosso(hf)
-    return _MONTADOS[id(hf)], hf, tokenizador
-
-
-def tokenizar(licao, tokenizador, posicoes, reserva=0):
-    """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
-    codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
-    texto = licao.args.texto
-    ids = tokenizador(texto, return_tensors="pt", split_special_tokens=True)["input_ids"]  # (1, T)
-    if ids.shape[1] == 0:
-        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
-    if ids.shape[1] + reserva > posicoes:
-        raise ExperimentoPulado(
-            f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
-            f"{posicoes - reserva} aqui. Use uma frase mais curta.")
-    return texto, ids
 
 
 # ============================================================ experimento 1
@@ -227,7 +178,7 @@ def caminho(nosso: GPT2, ids):
 
 @LICAO.experimento(1)
 def exp_caminho(licao):
-    nosso, hf, tok = modelos(licao)
+    nosso, hf, tok = modelos(licao, nosso_gpt2)
     cfg = hf.config
     texto, ids = tokenizar(licao, tok, cfg.n_positions)
     T = ids.shape[1]
@@ -285,12 +236,6 @@ def diferenca_logits(nosso, hf, ids, deles=None) -> float:
     return comparar_logits(nosso, hf, ids, deles)[0]
 
 
-def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
-    """float32 guarda uns 7 algarismos: logits perto de 100 já erram na casa de 1e-5.
-    Tolerância: 1e-4 vezes o maior |logit| (ou 1e-4 absoluto, se os logits forem < 1)."""
-    return delta <= tolerancia * max(1.0, escala)
-
-
 def frase_da_diferenca(delta, ok, tolerancia=TOLERANCIA, nome="logit") -> str:
     """A diferença como LIMITE quando confere (é arredondamento: os dígitos mudam de CPU
     para CPU); o número em si quando passa do limite (aí é um erro, não ruído).
@@ -335,7 +280,7 @@ def bytes_novos(nosso, hf) -> int:
 
 @LICAO.experimento(2)
 def exp_pesos(licao):
-    nosso, hf, tok = modelos(licao)
+    nosso, hf, tok = modelos(licao, nosso_gpt2)
     cfg = hf.config
     d, h, L = cfg.n_embd, cfg.n_head, cfg.n_layer
     dizer("Cada peso do nosso GPT2 APONTA para o peso de mesmo nome do transformers:\n"
@@ -416,7 +361,7 @@ def gerar_transformers(hf, ids, novos, fim=None):
 
 @LICAO.experimento(3)
 def exp_gerar(licao):
-    nosso, hf, tok = modelos(licao)
+    nosso, hf, tok = modelos(licao, nosso_gpt2)
     _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS_TOKENS)
     fim = tok.eos_token_id
     T = ids.shape[1]
@@ -633,7 +578,7 @@ def exp_maior(licao):
         return _como_ir_ao_maior(licao, carregado=False)
     licao.pausa("o modelo escolhido: nosso GPT2 contra o transformers")
     dizer("\n" + quebrar(f"Modelo escolhido: {nome}"))
-    nosso, hf, tok = modelos(licao)
+    nosso, hf, tok = modelos(licao, nosso_gpt2)
     cfg = hf.config
     if (cfg.n_layer, cfg.n_embd, cfg.n_head) == TAMANHOS_GPT2["gpt2"]:
         return _como_ir_ao_maior(licao, carregado=True)

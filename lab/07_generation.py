@@ -160,6 +160,7 @@ import time
 from carregar_gpt2 import TAMANHOS_GPT2
 from console import (Progresso, citar, cronometrar, dizer, inteiro, limite, num, pct,
                      plural, quebrar, tamanho, token)
+from pesos_gpt2 import confere, modelos, tokenizar
 
 L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
 
@@ -187,8 +188,8 @@ _FEITO = {}
 def frase(licao, reserva=NOVOS):
     """(nosso, hf, tok, ids, cache, logits): a frase do --texto já no cache e os logits da
     última posição. Cada chamada devolve um cache seu (as mesmas chaves, sem cópia)."""
-    nosso, hf, tok = L06.modelos(licao)
-    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
+    nosso, hf, tok = modelos(licao, L06.nosso_gpt2)
+    _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
     chave = ("frase", id(hf), licao.args.texto)
     if chave not in _FEITO:
         cache = CacheKV.para(hf.config)
@@ -264,8 +265,8 @@ def com_o_fim_da_frase(tok, ids, novos, cabe=60):
 # ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_laco(licao):
-    nosso, hf, tok = L06.modelos(licao)
-    _, ids = L06.tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS)
+    nosso, hf, tok = modelos(licao, L06.nosso_gpt2)
+    _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS)
     T = ids.shape[1]
     resto = f" ({plural(T, 'token')}). A cada passo: logits da última"
     dizer(f"Frase: {citar(licao.args.texto, len('Frase: ') + len(resto))}{resto}\n"
@@ -492,7 +493,7 @@ def exp_cache(licao):
     tokens, logits = gulosa(licao)
     delta, escala = conferir_logits(nosso, ids, tokens[:PASSOS_CONFERIDOS],
                                     logits[:PASSOS_CONFERIDOS])
-    ok = licao.verificar(L06.confere(delta, escala), "logits com e sem cache")
+    ok = licao.verificar(confere(delta, escala), "logits com e sem cache")
     dizer(f"{PASSOS_CONFERIDOS} passos gulosos: logits com cache contra o forward da "
           "lição 06:")
     dizer(f"  max |diferença| {limite(delta, TETO_LOGITS)} (maior |logit|: {num(escala, 1)})"
@@ -609,9 +610,9 @@ def exp_causalidade(licao):
         _, d_logit, _escala = resultado[causal]
         dizer(f"  logits do último token, {nome}: max |diferença| "
               f"{limite(d_logit, TETO_LOGITS)}")
-    ok = licao.verificar(all(L06.confere(x, 1.0) for x in resultado[True][0])
-                         and L06.confere(*resultado[True][1:]), "cache causal = recalculado")
-    velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not L06.confere(x, 1.0)]
+    ok = licao.verificar(all(confere(x, 1.0) for x in resultado[True][0])
+                         and confere(*resultado[True][1:]), "cache causal = recalculado")
+    velhos = [i + 1 for i, x in enumerate(resultado[False][0]) if not confere(x, 1.0)]
     licao.pausa("o veredito: causal e sem máscara")
     dizer("\nCausal: o cache " + ("é a conta certa" if ok else "NÃO confere") + ".\nSem "
           "máscara, " + (f"o K guardado fica velho a partir da camada {velhos[0]}:\n"

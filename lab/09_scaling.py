@@ -216,6 +216,7 @@ import sys
 
 import figuras
 from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, quebrar
+from pesos_gpt2 import contar
 
 L06 = importar_licao("06_gpt2")  # o GPT2 e a conta fechada dos parâmetros (12d² + 13d...)
 
@@ -276,7 +277,7 @@ def exp_flops(licao):
     L, d, h, V, P = 12, 768, 12, 50257, 1024
     with torch.device("meta"):                      # só formas: nem memória nem tempo
         modelo = L06.GPT2(L, d, h, V, P)
-    N = sum(p.numel() for p in modelo.parameters())  # o wte amarrado à cabeça conta uma vez
+    N = contar(modelo)  # o wte amarrado à cabeça conta uma vez
     fechada = licao.verificar(N == L06.parametros_gpt2(L, d, V, P),
                               "N = 12d² + 13d por bloco + embeddings")
     dizer(f"GPT-2 pequeno ({L} blocos, d = {d}, {h} cabeças, vocabulário {inteiro(V)}):\n"

@@ -731,9 +731,9 @@ def exportar(modelo, tok, config, pasta):
         vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
         n_layer=config["camadas"], n_head=config["cabecas"], bos_token_id=linha,
         eos_token_id=linha)).eval()
-    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
-    pesos = {"transformer." + nome: t.t().contiguous() if nome.endswith(conv1d) else t
-             for nome, t in modelo.state_dict().items()}          # o Conv1D guarda (entrada, saída)
+    from pesos_gpt2 import para_o_transformers  # o Conv1D guarda (entrada, saída)
+    pesos = {"transformer." + nome: t
+             for nome, t in para_o_transformers(modelo.state_dict()).items()}
     faltam = hf.load_state_dict(pesos, strict=False)
     assert faltam.missing_keys == ["lm_head.weight"] and not faltam.unexpected_keys, faltam
     x = torch.tensor([tok.codificar("A atenção é uma média ponderada.")[:config["contexto"]]])

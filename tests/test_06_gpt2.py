@@ -15,6 +15,7 @@ import torch
 import carregar_gpt2
 import console
 import licao as encanamento
+import pesos_gpt2
 from conftest import RAIZ, rodar_script
 from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
 
@@ -398,11 +399,11 @@ def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome,
         raise AssertionError("carregou (ou baixou) antes de conferir a memória")
 
     monkeypatch.setattr(carregar_gpt2, "_importar_transformers", importou)
-    monkeypatch.setattr(licao, "_MONTADOS", {})
+    monkeypatch.setattr(pesos_gpt2, "_MONTADOS", {})
     li = encanamento.Licao("06", "teste", ["usa o GPT-2"], usa_gpt2={1})
     li.args = encanamento.criar_parser("x", "x", li.titulos).parse_args(["--modelo", nome])
     with pytest.raises(encanamento.ExperimentoPulado) as erro:
-        licao.modelos(li)
+        pesos_gpt2.modelos(li, licao.nosso_gpt2)
     motivo = " ".join(str(erro.value).split())
     assert f"{console.num(licao.necessidade(pesos) / 2**30, 1)} GiB de memória" in motivo
     assert f"vezes {console.num(licao.FOLGA, 1)}" in motivo
@@ -448,7 +449,7 @@ def test_autoverificacao_que_falha_sai_com_1(gpt2_pequeno, monkeypatch, capsys):
                                          modelo.opcoes).parse_args(
         ["--so", "2", "--sem-figuras", "--modelo", str(gpt2_pequeno)])
     monkeypatch.setattr(licao, "confere", lambda *a, **k: False)
-    monkeypatch.setattr(licao, "_MONTADOS", {})
+    monkeypatch.setattr(pesos_gpt2, "_MONTADOS", {})
     assert nova.rodar(modelo.funcoes) == 1
     saida = capsys.readouterr().out
     assert "NÃO confere" in saida

@@ -122,6 +122,45 @@ def test_ajudantes_de_saida_tem_uma_casa_so(licao):
                 assert licao.stem.startswith("03"), "a entropia é da lição 03"
 
 
+def _definidos_na_peca(arvore, fonte) -> set[str]:
+    """Os nomes que o topo do arquivo define entre `# ==== a peça` e `# ==== os experimentos`."""
+    linhas = fonte.splitlines()
+    marcas = [i + 1 for i, l in enumerate(linhas) if l.startswith("# ====")]
+    inicio = next(n for n in marcas if "a peça" in linhas[n - 1])
+    fim = next(n for n in marcas if "os experimentos" in linhas[n - 1])
+    nomes = set()
+    for no in arvore.body:
+        if not inicio < no.lineno < fim:
+            continue
+        if isinstance(no, (ast.FunctionDef, ast.ClassDef)):
+            nomes.add(no.name)
+        elif isinstance(no, (ast.Assign, ast.AnnAssign)):
+            for alvo in (no.targets if isinstance(no, ast.Assign) else [no.target]):
+                nomes |= {n.id for n in ast.walk(alvo) if isinstance(n, ast.Name)}
+        elif isinstance(no, (ast.Import, ast.ImportFrom)):
+            nomes |= {(a.asname or a.name).split(".")[0] for a in no.names}
+    return nomes
+
+
+@pytest.mark.parametrize("licao", [p for p in LICOES if _todos(_arvore(p))], ids=lambda p: p.stem)
+def test_o_all_so_nomeia_o_que_a_peca_define(licao):
+    """`__all__` é o que as lições seguintes importam: só a peça (o conceito), nunca um
+    ajudante dos experimentos; o que várias lições usam dos experimentos mora no encanamento
+    (pesos_gpt2: modelos, tokenizar, confere, contar, a transposição das Conv1D)."""
+    fonte = licao.read_text(encoding="utf-8")
+    arvore = ast.parse(fonte)
+    fora = [n for n in _todos(arvore) if n not in _definidos_na_peca(arvore, fonte)]
+    assert not fora, f"no __all__ mas definidos fora da peça: {fora}"
+
+
+def test_a_fronteira_da_peca_e_lida_de_verdade():
+    """O teste acima pode falhar: um nome definido depois de `# ==== os experimentos` não
+    conta como da peça."""
+    fonte = ("# ==== a peça\ndef peca():\n    pass\n\n__all__ = ['peca', 'ajudante']\n"
+             "# ==== os experimentos\ndef ajudante():\n    pass\n")
+    assert _definidos_na_peca(ast.parse(fonte), fonte) == {"peca", "__all__"}
+
+
 def test_os_ajudantes_guardados_existem_no_encanamento():
     """Um nome guardado que saiu do encanamento não guarda nada: cada um é definido lá."""
     definidos = {no.name for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].isdigit()

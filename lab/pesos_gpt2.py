@@ -1,0 +1,97 @@
+"""Os pesos do GPT-2 entre o transformers e o nosso modelo, e o que as lições fazem com eles.
+
+- A transposição das Conv1D, nos dois sentidos: o transformers guarda c_attn, c_fc e os
+  dois c_proj como Conv1D, com o peso em (entrada, saída); nn.Linear guarda (saída,
+  entrada). para_o_nosso lê os pesos do transformers com as formas do nosso modelo (lições
+  05 e 06); para_o_transformers é o inverso, para gravar o nosso como um GPT2LMHeadModel
+  (lição 10).
+- contar(modulo): os parâmetros distintos (o peso amarrado conta uma vez só).
+- O nosso GPT2 montado sobre os pesos carregados, uma vez por execução (modelos), o --texto
+  em ids (tokenizar) e a tolerância do float32 ao comparar logits (confere): as lições 06
+  e 07 usam os três.
+
+Nada aqui importa o torch no topo: a primeira linha de uma lição sai antes dele.
+"""
+from __future__ import annotations
+
+import time
+
+from console import dizer, num
+from erros import ExperimentoPulado
+
+__all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "contar", "modelos",
+           "montar_nosso", "tokenizar", "confere", "TOLERANCIA", "FOLGA", "BASE"]
+
+# ---------------------------------------------------------------- a transposição das Conv1D
+CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+
+
+def para_o_nosso(estado: dict) -> dict:
+    """Os pesos (nome -> tensor) do transformers com as formas do nn.Linear: cada peso de
+    Conv1D transposto. .t() devolve uma VIEW transposta: o mesmo armazenamento, lido em
+    outra ordem (só os passos mudam, nenhum byte é copiado)."""
+    return {nome: t.t() if nome.endswith(CONV1D) else t for nome, t in estado.items()}
+
+
+def para_o_transformers(estado: dict) -> dict:
+    """O inverso de para_o_nosso: os nossos pesos com as formas do Conv1D (entrada, saída),
+    contíguos para gravar."""
+    return {nome: t.t().contiguous() if nome.endswith(CONV1D) else t
+            for nome, t in estado.items()}
+
+
+# ---------------------------------------------------------------- contar parâmetros
+def contar(modulo) -> int:
+    """Parâmetros distintos: parameters() já conta o peso amarrado uma vez só."""
+    return sum(p.numel() for p in modulo.parameters())
+
+
+# ---------------------------------------------------------------- o nosso GPT2 sobre o GPT-2
+TOLERANCIA = 1e-4
+# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
+# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
+# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
+# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
+BASE = 2**29                                           # 0,5 GiB
+FOLGA = 1.1                                            # +10 % sobre os pesos
+
+
+def montar_nosso(hf, nosso_gpt2):
+    """Nosso GPT2 sobre os pesos de `hf` (nenhuma cópia: não precisa de memória a mais);
+    nosso_gpt2 é a peça da lição 06 que o monta."""
+    inicio = time.perf_counter()
+    nosso = nosso_gpt2(hf)
+    dizer(f"(nosso GPT2 montado sobre os pesos do transformers, sem cópia: "
+          f"{num(time.perf_counter() - inicio, 2)} s)")
+    return nosso
+
+
+_MONTADOS = {}
+
+
+def modelos(licao, nosso_gpt2):
+    """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
+    hf, tokenizador = licao.gpt2(margem=FOLGA, base=BASE)
+    if id(hf) not in _MONTADOS:
+        _MONTADOS[id(hf)] = montar_nosso(hf, nosso_gpt2)
+    return _MONTADOS[id(hf)], hf, tokenizador
+
+
+def tokenizar(licao, tokenizador, posicoes, reserva=0):
+    """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
+    codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
+    texto = licao.args.texto
+    ids = tokenizador(texto, return_tensors="pt", split_special_tokens=True)["input_ids"]  # (1, T)
+    if ids.shape[1] == 0:
+        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
+    if ids.shape[1] + reserva > posicoes:
+        raise ExperimentoPulado(
+            f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
+            f"{posicoes - reserva} aqui. Use uma frase mais curta.")
+    return texto, ids
+
+
+def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
+    """float32 guarda uns 7 algarismos: logits perto de 100 já erram na casa de 1e-5.
+    Tolerância: 1e-4 vezes o maior |logit| (ou 1e-4 absoluto, se os logits forem < 1)."""
+    return delta <= tolerancia * max(1.0, escala)
