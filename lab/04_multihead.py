@@ -422,8 +422,8 @@ def exp_inducao(licao):
               "ocorrência. É o trabalho das cabeças de indução.")
     elif de_caracteres(tok):
         dizer("A perda não cai à metade na 2ª cópia: este modelo não aprendeu a copiar\n"
-              "(pouco treino? As cabeças de indução aparecem num ponto do treino, de\n"
-              "repente, e não no começo: Olsson et al., 2022).")
+              "(pouco treino? As cabeças de indução não nascem com o modelo: aparecem\n"
+              "de repente, num ponto do treino; Olsson et al., 2022).")
     else:
         dizer("A perda não cai à metade na 2ª cópia: este modelo não aprendeu a copiar\n"
               "(pesos aleatórios ou pequenos demais?).")
