@@ -271,3 +271,36 @@ def test_07_no_gpt2_a_frase_segue_em_ingles(gpt2_pequeno):
                      env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 0, r.saida + r.erros
     assert f'Frase: "{L07.FRASE_GPT2}"' in r.saida and "modelo de caracteres" not in r.saida
+
+
+# ------------------------------------------------------------ as apostilas
+def _apostila(nome):
+    from conftest import RAIZ
+
+    return " ".join((RAIZ / "apostilas" / nome).read_text(encoding="utf-8").split())
+
+
+def test_apostilas_citam_as_contas_do_modelo_da_licao_10(config, saida07):
+    """As contas que as seções 'No seu modelo' citam saem da pasta exportada (as que
+    dependem do treino vêm marcadas como de uma execução, e não entram aqui)."""
+    d, L, V, P = (config[k] for k in ("n_embd", "n_layer", "vocab_size", "n_positions"))
+    a04, a05, a07 = (_apostila(n) for n in ("04_multihead.md", "05_block.md",
+                                              "07_generation.md"))
+    n = (P - 1) // 2
+    assert f"63 caracteres e 63 tokens, inteira nas {P} posições" in a04
+    assert len(L04.TEXTO_CARACTERES) == 63 and f'"{L04.TEXTO_CARACTERES}"' in a04
+    assert f"O 5 sorteia {n} caracteres" in a04
+    assert f"4 · {d}² + 4 · {d} = {inteiro(4 * d * d + 4 * d)}" in a04
+    assert f"12 · {d}² + 13 · {d} = {inteiro(12 * d * d + 13 * d)}" in a05
+    total = V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d
+    assert f"o modelo inteiro com {inteiro(total)} ({inteiro(V * d)} do `wte`, " \
+           f"{inteiro(P * d)} do `wpe`" in a05
+    assert f"2 · {L} · {d} · 4 = {inteiro(2 * L * d * 4)} bytes por token" in a07
+    assert f"as {P} posições inteiras cabem em {2 * L * d * 4 * P // 1024} KiB" in a07
+    assert f"aqui guarda 50 de {V} ({pct(50 / V, 0)})" in a07
+    # o bloco com a regra é a saída da lição, linha a linha
+    bloco = a07.split("A tela diz a regra: ```text ")[1].split(" ```")[0]
+    assert bloco in " ".join(saida07.saida.split())
+    for apostila in (a04, a05, a07):
+        assert "--amostrar --exportar meu_gpt" in apostila
+        assert "No seu modelo (o GPT da lição 10)" in apostila
