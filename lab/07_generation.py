@@ -7,7 +7,6 @@
 6. Quanto ocupa o cache: 2 x L x d x bytes por token
 7. Por que o cache precisa de causalidade"""
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre, texto_utf8
-
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato"'), None, 'a frase (padrão: "The cat sat on '
           'the"; num modelo de caracteres, como o da lição 10: "A atenção é")', "FRASE"),
