@@ -67,6 +67,7 @@ import math
 import sys
 
 import figuras
+from carregar_gpt2 import REGRA_DE_CARACTERES, de_caracteres
 from console import dizer, inteiro, limite, num, pct, quebrar
 from licao import ExperimentoPulado
 from pesos_gpt2 import contar
@@ -207,9 +208,16 @@ def pesos_do_gpt2(modelo, pares):
 
 TEXTO = ("The quick brown fox jumps over the lazy dog. Alice went to the market to buy "
          "apples, and then she walked home along the river while the sun was setting.")
+# Num modelo de caracteres (o da lição 10, treinado nas apostilas): português, e cabe
+# inteiro nas 64 posições dele.
+TEXTO_CARACTERES = "A atenção é uma média ponderada: cada token olha os anteriores."
 
 
-def ids_do_texto(tok, cfg, texto=TEXTO):
+def ids_do_texto(tok, cfg, texto=None):
+    """Os ids do texto (padrão: TEXTO, ou TEXTO_CARACTERES num modelo de caracteres),
+    cortados nas posições do modelo: (1, T)."""
+    if texto is None:
+        texto = TEXTO_CARACTERES if de_caracteres(tok) else TEXTO
     return tok(texto, return_tensors="pt")["input_ids"][:, :cfg.n_positions]
 
 
@@ -314,6 +322,9 @@ def exp_cabecas(licao):
     pesos = pesos_do_gpt2(modelo, entradas_e_saidas(modelo, ids))  # (L, h, T, T)
     L, h, T = pesos.shape[0], pesos.shape[1], ids.shape[1]
     notas = L03.notas_de_padrao(pesos)                         # 3 x (L, h)
+    if de_caracteres(tok):                                     # o modelo da lição 10
+        dizer(quebrar(f"Um modelo de caracteres ({REGRA_DE_CARACTERES}): o texto é "
+                      f"\"{TEXTO_CARACTERES}\", {T} tokens, um por caractere."))
     dizer(f"{T} tokens de texto; as {L * h} cabeças ({L} camadas x {h}). Para cada uma, o\n"
           "peso médio (posições >= 1) em três alvos simples:\n")
     for nome, valores in notas.items():
@@ -378,10 +389,18 @@ def exp_inducao(licao):
     cfg = modelo.config
     n = min(50, (cfg.n_positions - 1) // 2)
     g = torch.Generator().manual_seed(licao.args.semente)
-    r = torch.randint(0, cfg.vocab_size - 1, (n,), generator=g)  # sem o <|endoftext|>
+    if de_caracteres(tok):     # o da lição 10: sem a linha nova e o "qualquer outro"
+        comuns = torch.tensor([i for i in range(cfg.vocab_size)
+                               if i not in tok.all_special_ids])
+        r = comuns[torch.randint(0, len(comuns), (n,), generator=g)]
+        dizer(f"{n} caracteres sorteados, repetidos duas vezes, depois de uma linha nova\n"
+              f"(o começo de um texto para o modelo da lição 10): {1 + 2 * n} tokens ao "
+              "todo.\n")
+    else:
+        r = torch.randint(0, cfg.vocab_size - 1, (n,), generator=g)  # sem o <|endoftext|>
+        dizer(f"{n} tokens sorteados, repetidos duas vezes, depois de um <|endoftext|>\n"
+              f"(como um início de documento): {1 + 2 * n} tokens ao todo.\n")
     ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
-    dizer(f"{n} tokens sorteados, repetidos duas vezes, depois de um <|endoftext|>\n"
-          f"(como um início de documento): {1 + 2 * n} tokens ao todo.\n")
     pares, logits = entradas_e_saidas(modelo, ids, logits=True)  # um forward: (1, T, V)
     pesos = pesos_do_gpt2(modelo, pares)                       # (L, h, T, T)
     notas = notas_de_inducao(pesos, n)                         # (L, h)
@@ -402,6 +421,10 @@ def exp_inducao(licao):
     if p2 < 0.5 * p1:
         dizer("Na segunda vez o modelo acerta: ele copia o que veio depois da primeira\n"
               "ocorrência. É o trabalho das cabeças de indução.")
+    elif de_caracteres(tok):
+        dizer("A perda não cai à metade na 2ª cópia: este modelo não aprendeu a copiar\n"
+              "(pouco treino? As cabeças de indução não nascem com o modelo: aparecem\n"
+              "de repente, num ponto do treino; Olsson et al., 2022).")
     else:
         dizer("A perda não cai à metade na 2ª cópia: este modelo não aprendeu a copiar\n"
               "(pesos aleatórios ou pequenos demais?).")

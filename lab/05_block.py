@@ -124,7 +124,7 @@ import sys
 import torch.nn.functional as F
 
 import figuras
-from carregar_gpt2 import TAMANHOS_GPT2
+from carregar_gpt2 import REGRA_DE_CARACTERES, TAMANHOS_GPT2, de_caracteres
 from console import (Progresso, caixa_tabela, cientifico, console, dizer, inteiro, largura, num,
                      pct, quebrar, token)
 from licao import ExperimentoPulado
@@ -390,6 +390,15 @@ TEXTOS = [
     "The Eiffel Tower is in the city of Paris, in France.",
     "O gato subiu no telhado porque a chuva estava chegando.",
 ]
+# Num modelo de caracteres (o da lição 10, treinado nas apostilas): só português, e cada
+# texto cabe nas 64 posições dele (um token por caractere).
+TEXTOS_CARACTERES = [TEXTOS[0], "A atenção move informação entre posições; o MLP pensa.",
+                     TEXTOS[2]]
+
+
+def textos(tokenizador, gpt2, caracteres):
+    """Os textos de um experimento: os do GPT-2, ou os de um modelo de caracteres."""
+    return caracteres if de_caracteres(tokenizador) else gpt2
 
 
 def normas_residuais(modelo, tokenizador, texto):
@@ -415,11 +424,15 @@ def normas_residuais(modelo, tokenizador, texto):
 @LICAO.experimento(3)
 def exp_norma_residual(licao):
     modelo, tokenizador = licao.gpt2()
-    normas = [normas_residuais(modelo, tokenizador, t) for t in TEXTOS]
+    lista = textos(tokenizador, TEXTOS, TEXTOS_CARACTERES)
+    normas = [normas_residuais(modelo, tokenizador, t) for t in lista]
     demais = torch.stack([n[:, 1:].mean(dim=1) for n in normas]).mean(0)  # (L+1,)
     pos0 = torch.stack([n[:, 0] for n in normas]).mean(0)                 # (L+1,)
     L = len(demais) - 1
-    dizer(f"{len(TEXTOS)} textos; média da norma ||x|| nas posições 1 em diante, e a\n"
+    if lista is TEXTOS_CARACTERES:
+        dizer(quebrar(f"Um modelo de caracteres ({REGRA_DE_CARACTERES}): os textos são "
+                      "em português, um token por caractere."))
+    dizer(f"{len(lista)} textos; média da norma ||x|| nas posições 1 em diante, e a\n"
           "posição 0 à parte (ela carrega uma norma enorme no GPT-2).\n")
     dizer(f"  {'camada':<10} {'posições >= 1':>14} {'fator':>7} {'posição 0':>11}")
     for i in range(L + 1):
@@ -452,6 +465,7 @@ def exp_norma_residual(licao):
 
 # ============================================================ experimento 4
 LENTE = ["A capital da França é", "The Eiffel Tower is in the city of"]
+LENTE_CARACTERES = ["A capital da França é", "A atenção é uma média"]   # em português
 
 
 def logit_lens(modelo, ids):
@@ -509,11 +523,15 @@ def frase_da_aposta(texto, final, p):
 @LICAO.experimento(4)
 def exp_logit_lens(licao):
     modelo, tokenizador = licao.gpt2()
+    frases = textos(tokenizador, LENTE, LENTE_CARACTERES)
     dizer("Cada linha lê o fluxo residual depois daquela camada com ln_f + desembedding;\n"
           "a última é a saída do próprio modelo. Célula: o próximo token mais provável\n"
           "segundo aquela camada, naquela posição.\n")
+    if frases is LENTE_CARACTERES:
+        dizer(quebrar(f"Um modelo de caracteres ({REGRA_DE_CARACTERES}): frases em "
+                      "português, e cada célula é o próximo caractere (· = espaço).") + "\n")
     lidos = []
-    for texto in LENTE:
+    for texto in frases:
         if lidos:  # cada frase numa tela limpa
             licao.pausa(f"\"{texto}\"")
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
@@ -529,12 +547,13 @@ def exp_logit_lens(licao):
                 licao.pausa(f"a mesma frase, {tabela.parte}")
             dizer(quebrar(tabela.nome + ":"))
             console().print(tabela)
-        final = token(tokenizador, i[L, -1], 20, " ")
+        final = token(tokenizador, i[L, -1], 20, None if frases is LENTE_CARACTERES else " ")
         dizer(frase_da_aposta(texto, final, float(p[L, -1])) + "\n")
     if not licao.quer_figuras:
         return
     # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.
-    fig, eixos = figuras.figura(11, 4.5 * len(LENTE), nrows=len(LENTE), layout=None)
+    espaco = None if frases is LENTE_CARACTERES else " "      # um espaço sozinho: ·
+    fig, eixos = figuras.figura(11, 4.5 * len(frases), nrows=len(frases), layout=None)
     fig.subplots_adjust(left=0.06, right=0.99, top=0.96, bottom=0.05, hspace=0.25)
     for (texto, ids, p, i), ax in zip(lidos, eixos):
         L = p.shape[0] - 1
@@ -543,9 +562,9 @@ def exp_logit_lens(licao):
         fig.colorbar(imagem, ax=ax, label="probabilidade do token")
         for c in range(L + 1):
             for t in range(p.shape[1]):
-                ax.text(t, c, token(tokenizador, i[c, t], 7, " "), ha="center",
+                ax.text(t, c, token(tokenizador, i[c, t], 7, espaco), ha="center",
                         va="center", fontsize=7, color="white" if p[c, t] < 0.5 else "black")
-        ax.set_xticks(range(ids.shape[1]), [token(tokenizador, t, 12, " ") for t in ids[0]])
+        ax.set_xticks(range(ids.shape[1]), [token(tokenizador, t, 12, espaco) for t in ids[0]])
         ax.set_yticks(range(L + 1), ["emb"] + [str(c) for c in range(1, L + 1)])
         ax.set(ylabel="camada", title=f"logit lens no {licao.modelo_curto}: \"{texto}\"")
     licao.salvar_figura(fig, "05_logit_lens.png")

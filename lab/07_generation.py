@@ -7,9 +7,9 @@
 6. Quanto ocupa o cache: 2 x L x d x bytes por token
 7. Por que o cache precisa de causalidade"""
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre, texto_utf8
-
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
-    opcao("--texto", texto_utf8('--texto "O gato"'), "The cat sat on the", "a frase", "FRASE"),
+    opcao("--texto", texto_utf8('--texto "O gato"'), None, 'a frase (padrão: "The cat sat on '
+          'the"; num modelo de caracteres, como o da lição 10: "A atenção é")', "FRASE"),
     opcao("--temperatura", real_entre(0.01, 100, "--temperatura 0.7"), 1.0, "temperatura do "
           "experimento 4 (padrão: 1; perto de 0 = quase gulosa)", "T"),
     opcao("--top-k", inteiro_entre(0, exemplo="--top-k 40"), 0, "top-k do experimento 4 "
@@ -160,9 +160,13 @@ import time
 from carregar_gpt2 import TAMANHOS_GPT2
 from console import (Progresso, citar, cronometrar, dizer, inteiro, limite, num, pct,
                      plural, quebrar, tamanho, token)
-from pesos_gpt2 import confere, modelos, tokenizar
+import pesos_gpt2
+from pesos_gpt2 import confere, tokenizar
 
 L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
+
+FRASE_GPT2 = "The cat sat on the"   # o padrão do --texto: o GPT-2 foi treinado em inglês
+FRASE_CARACTERES = "A atenção é"    # e o modelo de caracteres da lição 10, nas apostilas
 
 NOVOS = 16                          # experimento 1: tokens gulosos
 PASSOS_CORTE = 12                   # experimento 3: passos sorteados no modelo
@@ -185,10 +189,27 @@ BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
 _FEITO = {}
 
 
+def modelos(licao):
+    """(nosso GPT2, modelo do transformers, tokenizador) da lição 06. Sem --texto, a frase
+    padrão sai do tokenizador: num modelo de caracteres (carregar_gpt2.de_caracteres),
+    a frase em português, e a tela diz por quê; senão, a do GPT-2, em inglês."""
+    from carregar_gpt2 import REGRA_DE_CARACTERES, de_caracteres
+
+    nosso, hf, tok = pesos_gpt2.modelos(licao, L06.nosso_gpt2)
+    if licao.args.texto is None:
+        caracteres = de_caracteres(tok)
+        licao.args.texto = FRASE_CARACTERES if caracteres else FRASE_GPT2
+        if caracteres:
+            dizer(quebrar(f"Um modelo de caracteres ({REGRA_DE_CARACTERES}), como o da "
+                          f"lição 10: a frase padrão é \"{FRASE_CARACTERES}\", em português "
+                          "(outra: --texto \"...\")."))
+    return nosso, hf, tok
+
+
 def frase(licao, reserva=NOVOS):
     """(nosso, hf, tok, ids, cache, logits): a frase do --texto já no cache e os logits da
     última posição. Cada chamada devolve um cache seu (as mesmas chaves, sem cópia)."""
-    nosso, hf, tok = modelos(licao, L06.nosso_gpt2)
+    nosso, hf, tok = modelos(licao)
     _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
     chave = ("frase", id(hf), licao.args.texto)
     if chave not in _FEITO:
@@ -265,7 +286,7 @@ def com_o_fim_da_frase(tok, ids, novos, cabe=60):
 # ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_laco(licao):
-    nosso, hf, tok = modelos(licao, L06.nosso_gpt2)
+    nosso, hf, tok = modelos(licao)
     _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=NOVOS)
     T = ids.shape[1]
     resto = f" ({plural(T, 'token')}). A cada passo: logits da última"

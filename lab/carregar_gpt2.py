@@ -17,7 +17,7 @@ from console import dizer, num, quebrar, tamanho
 
 __all__ = ["carregar_gpt2", "carregar_tokenizador", "ModeloIndisponivel", "TAMANHOS_GPT2",
            "PARAMETROS_GPT2", "PREFIXO_HUB", "estimar_memoria", "memoria_disponivel",
-           "ler_vm_stat"]
+           "ler_vm_stat", "de_caracteres", "REGRA_DE_CARACTERES"]
 
 TAMANHOS_GPT2 = {
     # nome: (camadas, d, cabeças) -- só para estimar memória antes de baixar
@@ -369,6 +369,19 @@ def _como_refazer(nome: str, hub: bool) -> str:
     return ("Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
             "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode "
             f"{_comando_00(nome)} com internet para baixar de novo.")
+
+
+# Como as lições 04, 05 e 07 sabem que o modelo é como o da lição 10 (e escolhem textos em
+# português para ele): a regra, dita na tela e nas apostilas.
+REGRA_DE_CARACTERES = "todo token do vocabulário, fora os especiais, é um caractere só"
+
+
+def de_caracteres(tokenizador) -> bool:
+    """O tokenizador é de caracteres, como o que a lição 10 exporta (128 símbolos)?
+    A regra é REGRA_DE_CARACTERES; o BPE do GPT-2 tem dezenas de milhares de tokens de
+    vários caracteres (" the", "ção"), então não é."""
+    especiais = set(tokenizador.all_special_tokens)
+    return all(len(t) == 1 for t in tokenizador.get_vocab() if t not in especiais)
 
 
 def _rede_disponivel() -> bool:
