@@ -73,8 +73,8 @@ import html as _html
 import json
 from pathlib import Path
 
-from console import dizer
-from licao import RAIZ, erro_legivel, opcao
+from console import dizer, quebrar
+from licao import RAIZ, ExperimentoPulado, erro_legivel, opcao
 
 __all__ = ["opcoes", "pedida", "documento", "gravar", "abrir", "PASTA_PADRAO", "FORMATOS_JS",
            "KIT_JS", "ESTILO"]
@@ -309,6 +309,9 @@ def gravar(licao, pagina, nome: str) -> int:
     caminho e, com --abrir, abre no navegador. Devolve o código de saída (0 ou 1)."""
     try:
         html = pagina() if callable(pagina) else pagina
+    except ExperimentoPulado as motivo:  # ex.: a página sai do GPT-2, que não está aqui
+        dizer(quebrar(f"PULADO: a página {nome}: {motivo}"))
+        return 1
     except Exception as erro:  # noqa: BLE001 - o erro do aluno, com arquivo e linha
         import os
 
