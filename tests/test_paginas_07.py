@@ -75,7 +75,7 @@ NO_NODE = """(() => {{ const casos = {casos}, saida = [];
         const zz = z === null ? Z : Float32Array.from(z);
         const {{probs, corte}} = LAB.probabilidades(zz, T, k, p, z === null ? ORDEM_Z : null);
         const ficam = [];
-        corte.forEach((c, i) => {{ if (c === "") ficam.push(i); }});
+        corte.forEach((c, i) => {{ if (c === 0) ficam.push(i); }});
         saida.push([ficam, Array.from(probs)]);
     }}
     return saida; }})()"""

@@ -16,48 +16,59 @@ function decodificar(base64) {          // base64 de float32 little-endian -> Fl
 const f32 = Math.fround;
 
 function ordem_crescente(x) {           // índices de x do menor ao maior; empate: menor índice
-  const ordem = Array.from(x, (_, i) => i);
+  const ordem = Int32Array.from(x, (_, i) => i);
   ordem.sort((a, b) => (x[a] - x[b]) || (a - b));
   return ordem;
 }
 
 function softmax(x) {                   // em double; -Infinity vira 0
-  let m = -Infinity;
-  for (const v of x) if (v > m) m = v;
-  const e = Float64Array.from(x, v => Math.exp(v - m));
-  let s = 0;
-  for (const v of e) s += v;
-  return e.map(v => v / s);
+  const n = x.length, e = new Float64Array(n);
+  let m = -Infinity, s = 0;
+  for (let i = 0; i < n; i++) if (x[i] > m) m = x[i];
+  for (let i = 0; i < n; i++) { e[i] = Math.exp(x[i] - m); s += e[i]; }
+  for (let i = 0; i < n; i++) e[i] /= s;
+  return e;
+}
+
+function dividir(z, T) {                // logits.float() / T, em float32
+  const t = f32(T), x = new Float64Array(z.length);
+  for (let i = 0; i < z.length; i++) x[i] = f32(f32(z[i]) / t);
+  return x;
 }
 
 // logits / T -> top-k -> top-p: {x: os logits filtrados (-Infinity = cortado), corte: para
-// cada token, "" (ficou), "top-k" ou "top-p"}. T = 0 é a gulosa: só o argmax fica.
+// cada token, o índice em CORTES de quem o cortou (0: ficou)}. T = 0 é a gulosa: só o
+// argmax fica. ordem_z (opcional): ordem_crescente(z), calculada uma vez, para a tela
+// (dividir por T > 0 não inverte ninguém: a ordem de z serve para x).
+const CORTES = ["", "top-k", "top-p", "gulosa"];
 function filtrar(z, T, k, p, ordem_z = null) {
-  const n = z.length, x = new Float64Array(n), corte = new Array(n).fill("");
+  const n = z.length, corte = new Uint8Array(n);
   if (T === 0) {
+    const x = new Float64Array(n).fill(-Infinity);
     let melhor = 0;
     for (let i = 1; i < n; i++) if (z[i] > z[melhor]) melhor = i;
-    for (let i = 0; i < n; i++) if (i !== melhor) { x[i] = -Infinity; corte[i] = "gulosa"; }
+    corte.fill(3);
+    corte[melhor] = 0;
     x[melhor] = z[melhor];
     return {x, corte};
   }
-  const t = f32(T);
-  for (let i = 0; i < n; i++) x[i] = f32(f32(z[i]) / t);
-  if (k > 0 && k < n) {                 // filtrar_top_k
-    const limiar = Float64Array.from(x).sort()[n - k];
-    for (let i = 0; i < n; i++) if (x[i] < limiar) { x[i] = -Infinity; corte[i] = "top-k"; }
+  const x = dividir(z, T);
+  if (k > 0 && k < n) {                 // filtrar_top_k: o k-ésimo maior (com repetições)
+    const limiar = ordem_z ? x[ordem_z[n - k]] : Float64Array.from(x).sort()[n - k];
+    for (let i = 0; i < n; i++) if (x[i] < limiar) { x[i] = -Infinity; corte[i] = 1; }
   }
   if (p < 1) {                          // filtrar_top_p
-    // a ordem dos logits crus serve para x (dividir por T > 0 não inverte ninguém); só os
-    // empates novos (valores que o float32 juntou) voltam à ordem dos índices
-    const ordem = ordem_z ? reordenar_empates(ordem_z.slice(), x) : ordem_crescente(x);
-    const ordenados = ordem.map(i => x[i]), q = softmax(ordenados), teto = f32(1 - p);
+    const ordem = ordem_z ? reordenar_empates(Int32Array.from(ordem_z), x) : ordem_crescente(x);
+    const m = x[ordem[n - 1]], e = new Float64Array(n);
+    let s = 0;
+    for (let j = 0; j < n; j++) { e[j] = Math.exp(x[ordem[j]] - m); s += e[j]; }
+    const teto = f32(1 - p);
     let acumulada = 0;
     for (let j = 0; j < n - 1; j++) {   // o último, o mais provável, fica sempre
-      acumulada += f32(q[j]);
+      acumulada += f32(e[j] / s);
       if (f32(acumulada) > teto) break;
       const i = ordem[j];
-      if (x[i] !== -Infinity) { x[i] = -Infinity; corte[i] = "top-p"; }
+      if (x[i] !== -Infinity) { x[i] = -Infinity; corte[i] = 2; }
     }
   }
   return {x, corte};
@@ -67,10 +78,7 @@ function reordenar_empates(ordem, x) {  // dentro de cada sequência de x iguais
   for (let a = 0; a < ordem.length;) {
     let b = a + 1;
     while (b < ordem.length && x[ordem[b]] === x[ordem[a]]) b++;
-    if (b - a > 1 && x[ordem[a]] !== -Infinity) {
-      const trecho = ordem.slice(a, b).sort((u, v) => u - v);
-      for (let j = a; j < b; j++) ordem[j] = trecho[j - a];
-    }
+    if (b - a > 1 && x[ordem[a]] !== -Infinity) ordem.subarray(a, b).sort();
     a = b;
   }
   return ordem;
@@ -81,7 +89,7 @@ function probabilidades(z, T, k, p, ordem_z = null) {
   const {x, corte} = filtrar(z, T, k, p, ordem_z);
   return {probs: softmax(x), corte, x};
 }
-const LAB = {decodificar, filtrar, probabilidades, softmax, ordem_crescente};
+const LAB = {decodificar, filtrar, probabilidades, softmax, ordem_crescente, dividir, CORTES};
 
 // ---- o que a página mostra
 const Z = decodificar(DADOS.logits), V = Z.length, MOSTRADOS = DADOS.mostrados;
@@ -92,8 +100,7 @@ function contar(estado) {
   const chave = `${estado.T}|${estado.k}|${estado.p}`;
   if (!_conta || _conta.chave !== chave) {
     const {probs, corte} = probabilidades(Z, estado.T, estado.k, estado.p, ORDEM_Z);
-    const antes = estado.T === 0 ? null       // em T, antes dos cortes: (logits / T).softmax()
-      : softmax(Float64Array.from(Z, v => f32(f32(v) / f32(estado.T))));
+    const antes = estado.T === 0 ? null : softmax(dividir(Z, estado.T));  // em T, sem corte
     _conta = {chave, probs, corte, antes};
   }
   return _conta;
@@ -105,9 +112,9 @@ function campos(estado) {
   const {probs, corte, antes} = contar(estado);
   let ficam = 0, massa = 0, pk = 0, pp = 0;
   for (let i = 0; i < V; i++) {
-    if (corte[i] === "") { ficam++; if (antes) massa += antes[i]; }
-    else if (corte[i] === "top-k") pk++;
-    else if (corte[i] === "top-p") pp++;
+    if (corte[i] === 0) { ficam++; if (antes) massa += antes[i]; }
+    else if (corte[i] === 1) pk++;
+    else if (corte[i] === 2) pp++;
   }
   const c = {T: num(estado.T, 2), k: nome_k(estado.k), p: nome_p(estado.p),
              ficam: inteiro(ficam), V: inteiro(V),
@@ -120,7 +127,7 @@ function campos(estado) {
     c[`p.${j}`] = pct(probs[i]);
     c[`antes.${j}`] = antes ? pct(antes[i]) : "—";
     c[`acum.${j}`] = antes ? pct(acumulada) : "—";
-    c[`corte.${j}`] = corte[i];          // "", "top-k", "top-p" ou "gulosa": quem cortou
+    c[`corte.${j}`] = CORTES[corte[i]];  // "", "top-k", "top-p" ou "gulosa": quem cortou
   });
   return c;
 }
@@ -192,7 +199,7 @@ function desenhar(estado) {
   for (const [i] of MOSTRADOS) topo = Math.max(topo, probs[i], antes ? antes[i] : 0);
   MOSTRADOS.forEach(([i], j) => {
     const tr = $(`#linha-${j}`);
-    tr.classList.toggle("cortado", corte[i] !== "");
+    tr.classList.toggle("cortado", corte[i] !== 0);
     tr.querySelector(".depois").style.width = `${(100 * probs[i] / topo).toFixed(2)}%`;
     tr.querySelector(".antes").style.width = `${(100 * (antes ? antes[i] : 0) / topo).toFixed(2)}%`;
   });
