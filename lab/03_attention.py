@@ -459,7 +459,8 @@ def exp_gpt2(licao):
 # abre com um duplo clique (lab/paginas.py): os pesos de atenção que padroes() calcula, sobre
 # a FRASE, e o texto de cada token; a página só os mostra e tira deles as três notas do
 # experimento 6. tests/test_paginas_03.py confere contra as atenções do transformers e contra
-# o que o experimento 6 imprime. O HTML, o CSS e o JavaScript moram em lab/html/03_attention.*.
+# o que o experimento 6 imprime. O HTML, o CSS e o JavaScript moram em lab/html/03_attention.*
+# (e em lab/html/atencao.js, o que a página da 04 também usa).
 def pagina() -> str:
     """A página da lição (--html): o mapa de calor da cabeça --camada.--cabeca na FRASE, e,
     para o token que o leitor aponta (ou alcança com Tab), os pesos que ele dá a cada um."""
@@ -473,6 +474,7 @@ def pagina() -> str:
              "tokens": [token(tok, i, 12, espaco="·") for i in ids[0]],
              "pesos": [[float(w) for w in linha[:i + 1]] for i, linha in enumerate(pesos)]}
     corpo, script, estilo = (paginas.fonte(f"03_attention.{e}") for e in ("html", "js", "css"))
+    script = paginas.fonte("atencao.js") + script       # o que a página da 04 também usa
     return paginas.documento(f"Lição {LICAO.numero} · Onde cada token olha", corpo, script,
                              dados, estilo, "Os pesos de atenção de uma cabeça do GPT-2")
 
