@@ -152,6 +152,20 @@ def test_erro_no_gerador_sai_com_arquivo_e_linha(tmp_path, capsys, monkeypatch):
     assert "Traceback" not in saida and not (tmp_path / "paginas").exists()
 
 
+def test_pagina_sem_o_gpt2_e_pulada_com_o_motivo(tmp_path, capsys):
+    """Uma página que sai do GPT-2 (03, 04, 07) sem o modelo: 'PULADO' com o motivo de
+    sempre, como num experimento; saída 1 e nada gravado."""
+    from licao import ExperimentoPulado
+
+    def sem_modelo():
+        raise ExperimentoPulado("não há pasta 'x', e esse não é um nome de GPT-2")
+
+    assert paginas.gravar(licao_falsa(tmp_path), sem_modelo, "nn.html") == 1
+    saida = capsys.readouterr().out
+    assert saida.startswith("PULADO: a página nn.html: não há pasta 'x'")
+    assert "Traceback" not in saida and not (tmp_path / "paginas").exists()
+
+
 def test_opcoes_html_e_abrir():
     from licao import criar_parser
 

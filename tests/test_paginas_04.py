@@ -161,7 +161,7 @@ def test_escolher_a_cabeca_no_navegador_e_os_numeros_da_licao(pagina, navegador,
 
 
 @pytest.mark.parametrize("largura, altura", [(390, 844), (1280, 720)])
-def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura, tmp_path):
+def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura):
     nav = navegador
     nav.abrir(pagina, largura, altura)
     assert nav.transbordos() == [] and nav.erros == []
@@ -172,4 +172,3 @@ def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura, tmp_p
     assert menor >= 12, f"texto de {menor} px"
     assert nav.avaliar("""Array.from(document.querySelectorAll("select, button"))
         .every(el => el.tabIndex >= 0 && !el.disabled)""")
-    nav.captura(tmp_path / f"04_{largura}.png")
