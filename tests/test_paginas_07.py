@@ -221,8 +221,10 @@ def esperado(pagina, T, k, p) -> dict[str, str]:
     vivos = set(ficam)
     top_k = set(np.flatnonzero(licao.filtrar_top_k(torch.from_numpy(z.copy()) / T, k)
                                .isfinite().numpy()))
+    # a acumulada é a do que o top-p vê: depois da temperatura e do top-k, renormalizado
+    vista = licao.filtrar_top_k(torch.from_numpy(z.copy()) / T, k).softmax(-1).double().numpy()
     for j, (i, _texto) in enumerate(dados["mostrados"]):
-        acumulada += antes[i]
+        acumulada += vista[i]
         c[f"p.{j}"], c[f"antes.{j}"], c[f"acum.{j}"] = pct(probs[i]), pct(antes[i]), pct(acumulada)
         c[f"corte.{j}"] = "" if i in vivos else "top-k" if i not in top_k else "top-p"
     return c

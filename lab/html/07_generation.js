@@ -101,7 +101,11 @@ function contar(estado) {
   if (!_conta || _conta.chave !== chave) {
     const {probs, corte} = probabilidades(Z, estado.T, estado.k, estado.p, ORDEM_Z);
     const antes = estado.T === 0 ? null : softmax(dividir(Z, estado.T));  // em T, sem corte
-    _conta = {chave, probs, corte, antes};
+    // o que o top-p vê: depois da temperatura e do top-k, renormalizado
+    const para_o_top_p = estado.T === 0 ? null
+      : estado.k > 0 && estado.k < V ? probabilidades(Z, estado.T, estado.k, 1, ORDEM_Z).probs
+      : antes;
+    _conta = {chave, probs, corte, antes, para_o_top_p};
   }
   return _conta;
 }
@@ -109,7 +113,7 @@ function nome_k(k) { return k === 0 ? "desligado" : k >= V ? `${inteiro(k)} (≥
                                                             : inteiro(k); }
 function nome_p(p) { return p >= 1 ? "1 (desligado)" : num(p, 2); }
 function campos(estado) {
-  const {probs, corte, antes} = contar(estado);
+  const {probs, corte, antes, para_o_top_p} = contar(estado);
   let ficam = 0, massa = 0, pk = 0, pp = 0;
   for (let i = 0; i < V; i++) {
     if (corte[i] === 0) { ficam++; if (antes) massa += antes[i]; }
@@ -123,7 +127,7 @@ function campos(estado) {
              massa: antes ? pct(massa) : "—"};
   let acumulada = 0;
   MOSTRADOS.forEach(([i], j) => {
-    if (antes) acumulada += antes[i];
+    if (antes) acumulada += para_o_top_p[i];
     c[`p.${j}`] = pct(probs[i]);
     c[`antes.${j}`] = antes ? pct(antes[i]) : "—";
     c[`acum.${j}`] = antes ? pct(acumulada) : "—";
