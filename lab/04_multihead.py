@@ -378,7 +378,8 @@ def sequencia_repetida(licao, cfg, tok):
     n = min(50, (cfg.n_positions - 1) // 2)
     g = torch.Generator().manual_seed(licao.args.semente)
     r = torch.randint(0, cfg.vocab_size - 1, (n,), generator=g)  # sem o <|endoftext|>
-    return n, torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
+    ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
+    return n, ids
 
 
 @LICAO.experimento(5)
