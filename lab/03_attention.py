@@ -5,6 +5,7 @@
 4. Uma média ponderada de V: linear em V, não em x
 5. Igual ao SDPA do PyTorch; o custo quadrático em T
 6. Uma cabeça do GPT-2 de verdade"""
+import paginas
 from licao import Licao, inteiro_entre, opcao
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
@@ -13,8 +14,7 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--camada", inteiro_entre(0, exemplo="--camada 4"), 4,
           "camada da cabeça do experimento 6; a 1ª é 0", "L"),
     opcao("--cabeca", inteiro_entre(0, exemplo="--cabeca 11"), 11,
-          "cabeça do experimento 6; a 1ª é 0", "H"),
-])
+          "cabeça do experimento 6; a 1ª é 0", "H"), *paginas.opcoes()])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import functools
 import math
@@ -404,15 +404,23 @@ MAX_T = 32
 TELA = 27  # linhas de uma tela de projetor (30), fora o "(continuação)" e o aviso da pausa
 
 
+def cabeca_pedida(licao, cfg):
+    """(camada, cabeça, aviso): as de --camada e --cabeca, ou as últimas do modelo se ele
+    não as tem (o aviso diz qual ficou; None se nada mudou)."""
+    camada, cabeca = licao.args.camada, licao.args.cabeca
+    if camada < cfg.n_layer and cabeca < cfg.n_head:
+        return camada, cabeca, None
+    camada, cabeca = min(camada, cfg.n_layer - 1), min(cabeca, cfg.n_head - 1)
+    return camada, cabeca, (f"(Este modelo tem {cfg.n_layer} camadas de {cfg.n_head} cabeças: "
+                            f"uso a cabeça {camada}.{cabeca}.)")
+
+
 @LICAO.experimento(6)
 def exp_gpt2(licao):
     modelo, tok = licao.gpt2()
-    cfg = modelo.config
-    camada, cabeca = licao.args.camada, licao.args.cabeca
-    if not (camada < cfg.n_layer and cabeca < cfg.n_head):
-        camada, cabeca = min(camada, cfg.n_layer - 1), min(cabeca, cfg.n_head - 1)
-        dizer(f"(Este modelo tem {cfg.n_layer} camadas de {cfg.n_head} cabeças: uso a "
-              f"cabeça {camada}.{cabeca}.)")
+    camada, cabeca, aviso = cabeca_pedida(licao, modelo.config)
+    if aviso:
+        dizer(aviso)
     ids = tok(FRASE, return_tensors="pt")["input_ids"][:, :MAX_T]  # cabe em 80 colunas
     pesos = padroes(modelo, ids)[camada, cabeca]               # (T, T)
     rotulos = [token(tok, i, 6) for i in ids[0]]
@@ -446,5 +454,32 @@ def exp_gpt2(licao):
     licao.salvar_figura(fig, "03_cabeca_gpt2.png")
 
 
+# ============================================================ a página (--html)
+# Onde cada token olha, numa cabeça do GPT-2 carregado (a do experimento 6), num arquivo que
+# abre com um duplo clique (lab/paginas.py): os pesos de atenção que padroes() calcula, sobre
+# a FRASE, e o texto de cada token; a página só os mostra e tira deles as três notas do
+# experimento 6. tests/test_paginas_03.py confere contra as atenções do transformers e contra
+# o que o experimento 6 imprime. O HTML, o CSS e o JavaScript moram em lab/html/03_attention.*
+# (e em lab/html/atencao.js, o que a página da 04 também usa).
+def pagina() -> str:
+    """A página da lição (--html): o mapa de calor da cabeça --camada.--cabeca na FRASE, e,
+    para o token que o leitor aponta (ou alcança com Tab), os pesos que ele dá a cada um."""
+    modelo, tok = LICAO.gpt2()
+    camada, cabeca, aviso = cabeca_pedida(LICAO, modelo.config)
+    if aviso:
+        dizer(aviso)
+    ids = tok(FRASE, return_tensors="pt")["input_ids"][:, :MAX_T]  # (1, T)
+    pesos = padroes(modelo, ids)[camada, cabeca]                   # (T, T)
+    dados = {"frase": FRASE, "modelo": LICAO.modelo_curto, "camada": camada, "cabeca": cabeca,
+             "tokens": [token(tok, i, 12, espaco="·") for i in ids[0]],
+             "pesos": [[float(w) for w in linha[:i + 1]] for i, linha in enumerate(pesos)]}
+    corpo, script, estilo = (paginas.fonte(f"03_attention.{e}") for e in ("html", "js", "css"))
+    script = paginas.fonte("atencao.js") + script       # o que a página da 04 também usa
+    return paginas.documento(f"Lição {LICAO.numero} · Onde cada token olha", corpo, script,
+                             dados, estilo, "Os pesos de atenção de uma cabeça do GPT-2")
+
+
 if __name__ == "__main__":
+    if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
+        sys.exit(paginas.gravar(LICAO, pagina, "03_attention.html"))
     sys.exit(LICAO.rodar())

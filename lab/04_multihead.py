@@ -5,12 +5,13 @@
 4. As cabeças do GPT-2: mapas e padrões medidos
 5. Cabeças de indução: o modelo copia
 6. Por que várias cabeças, e não uma larga"""
+import paginas
 from licao import Licao, importar_licao, inteiro_entre, opcao
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={4, 5}, opcoes=[
     opcao("--d", inteiro_entre(1, 65536, "--d 1600"), 768,
           "largura d do experimento 3 (padrão: 768, a do GPT-2 pequeno)", "D"),
-])
+    *paginas.opcoes()])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 from torch import nn
@@ -68,7 +69,7 @@ import sys
 
 import figuras
 from carregar_gpt2 import REGRA_DE_CARACTERES, de_caracteres
-from console import dizer, inteiro, limite, num, pct, quebrar
+from console import dizer, inteiro, limite, num, pct, quebrar, token
 from licao import ExperimentoPulado
 from pesos_gpt2 import contar
 
@@ -383,24 +384,34 @@ def perdas_por_copia(logits, ids, n):
     return float(perdas[1:n].mean()), float(perdas[n + 1:2 * n].mean())
 
 
-@LICAO.experimento(5)
-def exp_inducao(licao):
-    modelo, tok = licao.gpt2()
-    cfg = modelo.config
+def sequencia_repetida(licao, cfg, tok):
+    """(n, ids): n tokens sorteados (semente --semente), repetidos duas vezes, depois do
+    <|endoftext|> (num modelo de caracteres, a linha nova; sem ela e sem o "qualquer
+    outro" entre os sorteados)."""
     n = min(50, (cfg.n_positions - 1) // 2)
     g = torch.Generator().manual_seed(licao.args.semente)
     if de_caracteres(tok):     # o da lição 10: sem a linha nova e o "qualquer outro"
         comuns = torch.tensor([i for i in range(cfg.vocab_size)
                                if i not in tok.all_special_ids])
         r = comuns[torch.randint(0, len(comuns), (n,), generator=g)]
+    else:
+        r = torch.randint(0, cfg.vocab_size - 1, (n,), generator=g)  # sem o <|endoftext|>
+    ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
+    return n, ids
+
+
+@LICAO.experimento(5)
+def exp_inducao(licao):
+    modelo, tok = licao.gpt2()
+    cfg = modelo.config
+    n, ids = sequencia_repetida(licao, cfg, tok)                # (1, 1 + 2n)
+    if de_caracteres(tok):
         dizer(f"{n} caracteres sorteados, repetidos duas vezes, depois de uma linha nova\n"
               f"(o começo de um texto para o modelo da lição 10): {1 + 2 * n} tokens ao "
               "todo.\n")
     else:
-        r = torch.randint(0, cfg.vocab_size - 1, (n,), generator=g)  # sem o <|endoftext|>
         dizer(f"{n} tokens sorteados, repetidos duas vezes, depois de um <|endoftext|>\n"
               f"(como um início de documento): {1 + 2 * n} tokens ao todo.\n")
-    ids = torch.cat([torch.tensor([tok.eos_token_id]), r, r])[None]  # (1, 1 + 2n)
     pares, logits = entradas_e_saidas(modelo, ids, logits=True)  # um forward: (1, T, V)
     pesos = pesos_do_gpt2(modelo, pares)                       # (L, h, T, T)
     notas = notas_de_inducao(pesos, n)                         # (L, h)
@@ -524,5 +535,40 @@ def exp_por_que(licao):
           "As duas cabeças NÃO entregaram os conteúdos: confira montar().")
 
 
+# ============================================================ a página (--html)
+# Onde cada token olha, em qualquer cabeça do GPT-2 carregado, num arquivo que abre com um
+# duplo clique (lab/paginas.py): os pesos do experimento 4 (o TEXTO) de todas as cabeças, em
+# float32 (só o triângulo de baixo: o resto é a máscara), e as notas de indução do experimento
+# 5, o mapa camada x cabeça que escolhe a cabeça. tests/test_paginas_04.py confere contra as
+# atenções do transformers e contra o que os experimentos 4 e 5 imprimem. O HTML, o CSS e o
+# JavaScript moram em lab/html/04_multihead.* (e em lab/html/atencao.js, com a página da 03).
+def pagina() -> str:
+    """A página da lição (--html): a cabeça escolhida (camada e cabeça, ou um clique no
+    mapa das notas de indução) e, para o token apontado, os pesos que ele dá a cada um."""
+    import base64
+
+    modelo, tok = LICAO.gpt2()
+    cfg = modelo.config
+    ids = ids_do_texto(tok, cfg)                                   # (1, T)
+    pesos = pesos_do_gpt2(modelo, entradas_e_saidas(modelo, ids))  # (L, h, T, T)
+    L, h, T = pesos.shape[0], pesos.shape[1], ids.shape[1]
+    baixo = torch.tril_indices(T, T)                               # (2, T(T+1)/2), linha a linha
+    triangulos = pesos[..., baixo[0], baixo[1]].float().contiguous()  # (L, h, T(T+1)/2)
+    n, repetida = sequencia_repetida(LICAO, cfg, tok)
+    inducao = notas_de_inducao(pesos_do_gpt2(modelo, entradas_e_saidas(modelo, repetida)), n)
+    dados = {"texto": TEXTO, "modelo": LICAO.modelo_curto, "L": L, "h": h, "n": n,
+             "semente": LICAO.args.semente,
+             "tokens": [token(tok, i, 12, espaco="·") for i in ids[0]],
+             "pesos": base64.b64encode(triangulos.numpy().astype("<f4").tobytes()).decode(),
+             "inducao": [[float(x) for x in linha] for linha in inducao]}
+    corpo, script, estilo = (paginas.fonte(f"04_multihead.{e}") for e in ("html", "js", "css"))
+    script = paginas.fonte("atencao.js") + script          # com a página da 03
+    estilo = paginas.fonte("03_attention.css") + estilo
+    return paginas.documento(f"Lição {LICAO.numero} · Onde cada token olha", corpo, script,
+                             dados, estilo, "Os pesos de atenção de todas as cabeças do GPT-2")
+
+
 if __name__ == "__main__":
+    if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
+        sys.exit(paginas.gravar(LICAO, pagina, "04_multihead.html"))
     sys.exit(LICAO.rodar())

@@ -6,6 +6,7 @@
 5. O cache KV à mão: os mesmos logits, muito menos conta
 6. Quanto ocupa o cache: 2 x L x d x bytes por token
 7. Por que o cache precisa de causalidade"""
+import paginas
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre, texto_utf8
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato"'), None, 'a frase (padrão: "The cat sat on '
@@ -18,8 +19,7 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
           "experimento 4 (padrão: 0,9; 1 = desligado)", "P"),
     opcao("--fp16", "flag", None, "a tabela do experimento 6 em float16 (2 bytes por número)"),
     opcao("--conversas", inteiro_entre(1, 1000, "--conversas 32"), 8, "conversas ao mesmo "
-          "tempo no gpt2-xl, no experimento 6", "N"),
-])
+          "tempo no gpt2-xl, no experimento 6", "N"), *paginas.opcoes()])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 
@@ -643,5 +643,42 @@ def exp_causalidade(licao):
           "todos os antigos veem. Sem causalidade, cada token novo pede recalcular tudo.")
 
 
+# ============================================================ a página (--html)
+# O filtro do sorteio num arquivo que abre com um duplo clique (lab/paginas.py): os logits da
+# frase no modelo carregado, o vocabulário inteiro em float32 (os mesmos bits que escolher()
+# recebe), e o texto dos MOSTRADOS mais prováveis. A página refaz em JavaScript o caminho do
+# escolher() sem o sorteio (temperatura -> top-k -> top-p -> softmax); tests/test_paginas_07.py
+# confere quem fica e as probabilidades contra o escolher(), no Node e num navegador. O HTML, o
+# CSS e o JavaScript moram em lab/html/07_generation.*.
+MOSTRADOS = 30
+PARADAS = {  # as posições dos controles deslizantes (mais o valor da linha de comando)
+    "temperatura": [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1,
+                    1.2, 1.3, 1.4, 1.5, 1.7, 2.0, 2.5, 3.0, 5.0, 10.0, 100.0],
+    "top_k": [0, *range(1, 21), 25, 30, 40, 50, 100, 200, 500, 1000],
+    "top_p": [round(i / 100, 2) for i in range(1, 101)]}
+
+
+def pagina() -> str:
+    """A página da lição (--html): a distribuição do próximo token depois do --texto e os
+    três controles do experimento 4, que começam nos valores desta execução."""
+    import base64
+
+    _nosso, hf, tok, _ids, _cache, logits = frase(LICAO, reserva=0)
+    z = logits[0].float().contiguous()                                  # (V,)
+    a, V = LICAO.args, z.numel()
+    inicio = {"temperatura": a.temperatura, "top_k": a.top_k, "top_p": a.top_p}
+    paradas = {nome: sorted({*(v for v in lista if nome != "top_k" or v < V), inicio[nome]})
+               for nome, lista in PARADAS.items()}
+    ordem = z.argsort(descending=True, stable=True)[:MOSTRADOS]         # em qualquer T > 0
+    dados = {"texto": a.texto, "modelo": LICAO.modelo_curto, "V": V, "inicio": inicio,
+             "paradas": paradas, "mostrados": [[int(i), token(tok, i, 18, "·")] for i in ordem],
+             "logits": base64.b64encode(z.numpy().astype("<f4").tobytes()).decode("ascii")}
+    corpo, script, estilo = (paginas.fonte(f"07_generation.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · O filtro do sorteio", corpo, script, dados,
+                             estilo, "Temperatura, top-k e top-p no próximo token de um GPT-2")
+
+
 if __name__ == "__main__":
+    if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
+        sys.exit(paginas.gravar(LICAO, pagina, "07_generation.html"))
     sys.exit(LICAO.rodar())

@@ -7,7 +7,8 @@ segurança na própria página bloqueia qualquer pedido à rede), UTF-8 com <met
 números no formato brasileiro (0,84; 1.234,5; 4,73e-4), legível com 390 px de largura e
 no projetor. Só o --abrir abre o navegador (nunca os testes nem o CI).
 
-Como uma lição escreve a sua página (a 09 é o exemplo; a 08 faz igual):
+Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04 e a 07 fazem igual com as
+opções; a 08 e a 09 ainda passam pagina=True à Licao, que acrescenta as mesmas opções):
 
 1. No cabeçalho, as duas opções (e só elas: --html [PASTA] grava e sai, sem rodar os
    experimentos; --abrir grava e abre no navegador padrão):
@@ -51,7 +52,9 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 08 faz igual):
                sys.exit(paginas.gravar(LICAO, pagina, "09_scaling.html"))
 
    gravar imprime "Página salva: <caminho>" (um erro do aluno em pagina() sai como os
-   dos experimentos, com arquivo e linha, sem traceback; saída 1).
+   dos experimentos, com arquivo e linha, sem traceback; saída 1). Uma página que sai do
+   GPT-2 (03, 04, 07) chama licao.gpt2() dentro de pagina(): sem o modelo, o
+   ExperimentoPulado vira "PULADO: a página ...: <o motivo de sempre>" e a saída 1.
 
 De onde vêm os números: de uma fonte só. Com entradas contínuas (um orçamento, um
 volume de inferência), as fórmulas da peça reescritas em JavaScript, com as constantes
@@ -73,9 +76,9 @@ import html as _html
 import json
 from pathlib import Path
 
-from console import dizer
+from console import dizer, quebrar
 from caminhos import RAIZ
-from erros import erro_legivel, traceback_pedido
+from erros import ExperimentoPulado, erro_legivel, traceback_pedido
 from opcoes import opcao
 
 __all__ = ["opcoes", "pedida", "documento", "gravar", "abrir", "PASTA_PADRAO", "FORMATOS_JS",
@@ -311,6 +314,9 @@ def gravar(licao, pagina, nome: str) -> int:
     caminho e, com --abrir, abre no navegador. Devolve o código de saída (0 ou 1)."""
     try:
         html = pagina() if callable(pagina) else pagina
+    except ExperimentoPulado as motivo:  # ex.: a página sai do GPT-2, que não está aqui
+        dizer(quebrar(f"PULADO: a página {nome}: {motivo}"))
+        return 1
     except Exception as erro:  # noqa: BLE001 - o erro do aluno, com arquivo e linha
         if traceback_pedido():
             raise

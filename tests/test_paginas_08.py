@@ -85,7 +85,7 @@ def esperado(cfg: dict) -> dict[str, str]:
             dif = agora[g] - antes[g]
             c[f"{tamanho}.{g}.2017"] = inteiro(antes[g])
             c[f"{tamanho}.{g}"] = inteiro(agora[g])
-            c[f"{tamanho}.{g}.dif"] = ("+" if dif > 0 else "-" if dif < 0 else "") + inteiro(
+            c[f"{tamanho}.{g}.dif"] = ("+" if dif > 0 else "\u2212" if dif < 0 else "") + inteiro(
                 abs(dif))
         c[f"{tamanho}.milhoes"] = f"{num(agora['total'] / 1e6, 1)}M"   # como por_que_65m
     return c

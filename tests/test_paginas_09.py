@@ -38,13 +38,20 @@ def resumo_do_experimento_5(alvo, Dinf) -> str:
     return " ".join(saida.getvalue().split())
 
 
+def potencia(x: float) -> str:
+    """O rótulo dos controles na notação das marcas: '1,00 × 10²³' (o cientifico da lição,
+    com o expoente sobrescrito)."""
+    mantissa, expoente = cientifico(x).split("e")
+    return f"{mantissa} × 10" + expoente.translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
 def esperado(C: float, Dinf: float) -> dict[str, str]:
     """O texto de cada data-campo da página para o orçamento C e o volume Dinf."""
     g, rz = licao.grande, licao.razao
     nk, dk = licao.otimo_kaplan(C)
     nc, dc = R.otimo(C)
     pk, pc = R.perda(nk, dk), R.perda(nc, dc)
-    c = {"C": cientifico(C),
+    c = {"C": potencia(C),
          "kaplan.N": g(nk), "kaplan.D": g(dk), "kaplan.razao": rz(dk / nk),
          "kaplan.perda": num(pk, 3),
          "chinchilla.N": g(nc), "chinchilla.D": g(dc), "chinchilla.razao": rz(dc / nc),
@@ -59,7 +66,7 @@ def esperado(C: float, Dinf: float) -> dict[str, str]:
                                f"a do Chinchilla, a {num(pc, 3)}, a menor possível com este "
                                "orçamento.")
     alvo = pc                         # a qualidade do ótimo do Chinchilla neste orçamento
-    c["alvo"], c["Dinf"] = num(alvo, 3), cientifico(Dinf)
+    c["alvo"], c["Dinf"] = num(alvo, 3), potencia(Dinf)
     for prefixo, volume in (("so_treino", 0.0), ("inf", Dinf)):
         N, D = licao.otimo_com_inferencia(alvo, volume)
         c.update({f"{prefixo}.N": g(N), f"{prefixo}.D": g(D), f"{prefixo}.razao": rz(D / N),

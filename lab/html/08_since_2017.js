@@ -12,7 +12,9 @@ function contar(cfg, tamanho) {     // {componente: parâmetros, total}, como co
   c.total = GRUPOS.reduce((soma, g) => soma + c[g], 0);
   return c;
 }
-function diferenca(x) { return (x > 0 ? "+" : x < 0 ? "-" : "") + inteiro(Math.abs(x)); }
+function diferenca(x) {      // o menos das apostilas (\u2212), não o hífen
+  return (x > 0 ? "+" : x < 0 ? "\u2212" : "") + inteiro(Math.abs(x));
+}
 function nome_da_configuracao(cfg) {
   const anos = Object.keys(ANOS).filter(a => CHAVES.every(k => ANOS[a][k] === cfg[k]));
   return anos.length ? `a de ${anos[0]}` : "personalizada";
@@ -115,7 +117,7 @@ function preparar(atualizar) {
     if (chave === "vieses") {          // "marque os vieses": uma caixa, marcada = sim
       const rotulo = elemento("label");
       rotulo.append(elemento("input", {type: "checkbox", id: "vieses"}),
-                    " com vieses (nas camadas lineares e na LayerNorm)");
+                    " com vieses (nas camadas lineares e na norma)");
       grupo.append(rotulo);
     } else {
       for (const [valor, texto] of opcoes) {

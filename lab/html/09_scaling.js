@@ -64,9 +64,15 @@ function resumo_inferencia(alvo, Dinf) {
          `${cientifico(total)} FLOPs. O ótimo do Chinchilla (${grande(nc)}) custaria ` +
          `${cientifico(chin)}: ${pct(chin / total - 1)} a mais.`;
 }
+// nos rótulos dos controles, a notação das marcas embaixo deles (10²³, não e23)
+function potencia(x) {
+  const [mantissa, expoente] = cientifico(x).split("e");
+  return `${mantissa} × 10${Array.from(expoente, c => "⁰¹²³⁴⁵⁶⁷⁸⁹"["0123456789".indexOf(c)]
+                                       || "⁻").join("")}`;
+}
 const LAB = {custo_treino, custo_inferencia, tokens_de_empate, perda, otimo, otimo_kaplan,
              n_minimo, tokens_para_alvo, custo_total, otimo_com_inferencia, razao, grande,
-             resumo_inferencia};
+             resumo_inferencia, potencia};
 
 // ---- o que a página mostra
 function colunas(prefixo, N, D) {
@@ -76,7 +82,7 @@ function colunas(prefixo, N, D) {
 function campos({C, Dinf}) {
   const [nk, dk] = otimo_kaplan(C), [nc, dc] = otimo(C);
   const pk = perda(nk, dk), pc = perda(nc, dc);
-  const c = {C: cientifico(C), ...colunas("kaplan", nk, dk), "kaplan.perda": num(pk, 3),
+  const c = {C: potencia(C), ...colunas("kaplan", nk, dk), "kaplan.perda": num(pk, 3),
              ...colunas("chinchilla", nc, dc), "chinchilla.perda": num(pc, 3)};
   c.comparacao = (nk >= nc
     ? `Kaplan pede um modelo ${num(nk / nc, 2)}x maior, treinado em ${num(dc / dk, 2)}x ` +
@@ -88,7 +94,7 @@ function campos({C, Dinf}) {
   // com a inferência: a mesma qualidade do ótimo do Chinchilla, pelo menor custo total
   const alvo = perda(nc, dc);
   c.alvo = num(alvo, 3);
-  c.Dinf = cientifico(Dinf);
+  c.Dinf = potencia(Dinf);
   for (const [prefixo, volume] of [["so_treino", 0.0], ["inf", Dinf]]) {
     const [N, D] = otimo_com_inferencia(alvo, volume);
     Object.assign(c, colunas(prefixo, N, D));

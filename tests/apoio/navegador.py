@@ -8,7 +8,8 @@ nenhum driver com versão casada com a do navegador.
 
     nav.abrir(caminho, 390, 844)              # a página, na largura de um celular
     nav.deslizar("#orcamento", 23.5)          # como arrastar: value + eventos input/change
-    nav.teclar("#orcamento", "ArrowRight", 3) # teclas de verdade no controle
+    nav.teclar("#orcamento", "ArrowRight", 3) # teclas de verdade no controle (e Tab)
+    nav.apontar("#tokens .tok")               # o mouse em cima, sem clicar
     nav.clicar("#inferencia")                 # clique do mouse no meio do elemento
     nav.campos()                              # {data-campo: texto na tela}
     nav.avaliar("PAGINA.ler()")               # o estado que a página leu dos controles
@@ -250,6 +251,15 @@ class Navegador:
             self.enviar("Input.dispatchMouseEvent", {"type": tipo, "x": x, "y": y,
                                                      "button": "left", "clickCount": 1})
 
+    def apontar(self, seletor: str) -> None:
+        """O mouse parado em cima do elemento (mouseenter, :hover), sem clicar."""
+        x, y = self._centro(seletor)
+        self.enviar("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+
+    def focado(self):
+        """O id (ou o data-i) do elemento com o foco do teclado."""
+        return self.avaliar("document.activeElement.id || document.activeElement.dataset.i")
+
     def marcar(self, seletor: str, ligado: bool = True) -> None:
         """Liga ou desliga uma caixa de seleção com um clique (só se precisar)."""
         if self.avaliar(f"document.querySelector({json.dumps(seletor)}).checked") != ligado:
@@ -259,7 +269,7 @@ class Navegador:
     def teclar(self, seletor: str, tecla: str, vezes: int = 1) -> None:
         """Teclas de verdade (ArrowRight, ArrowLeft, Home, End...) no controle focado."""
         codigos = {"ArrowRight": 39, "ArrowLeft": 37, "ArrowUp": 38, "ArrowDown": 40,
-                   "Home": 36, "End": 35, "PageUp": 33, "PageDown": 34}
+                   "Home": 36, "End": 35, "PageUp": 33, "PageDown": 34, "Tab": 9}
         self._centro(seletor)
         self.avaliar(f"document.querySelector({json.dumps(seletor)}).focus()")
         for _ in range(vezes):
