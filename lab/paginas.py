@@ -7,8 +7,7 @@ segurança na própria página bloqueia qualquer pedido à rede), UTF-8 com <met
 números no formato brasileiro (0,84; 1.234,5; 4,73e-4), legível com 390 px de largura e
 no projetor. Só o --abrir abre o navegador (nunca os testes nem o CI).
 
-Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04 e a 07 fazem igual com as
-opções; a 08 e a 09 ainda passam pagina=True à Licao, que acrescenta as mesmas opções):
+Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04, a 07 e a 08 fazem igual):
 
 1. No cabeçalho, as duas opções (e só elas: --html [PASTA] grava e sai, sem rodar os
    experimentos; --abrir grava e abre no navegador padrão):
