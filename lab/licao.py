@@ -46,7 +46,7 @@ __all__ = [
 
 RAIZ = Path(__file__).resolve().parent.parent
 PASTA_LAB = RAIZ / "lab"
-ULTIMA_DO_MAPA = 10  # o mapa do lab vai de 00_check a 10_treino
+ULTIMA_DO_MAPA = 11  # o mapa do lab vai de 00_check a 11_inducao
 SEMENTE_MAXIMA = 2**31 - 1  # lições somam à semente (semente + 1000...): longe de 2**32
 
 
