@@ -652,6 +652,7 @@ def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
     `sorteio` primeiros do vocabulário dele; devolve (notas de indução, notas de token
     anterior, perda ao acaso, perda repetida)."""
     T_ = min(T_, T)
+    periodos_ = tuple(min(x, T_ // 2) for x in periodos_)      # duas cópias cabem em T_
     ids, p = sequencias(n, torch.Generator().manual_seed(semente + 5), periodos_, T_, sorteio)
     pesos = pesos_de_atencao(modelo, ids[:, :-1])
     aleatoria, repetida = perdas_por_parte(modelo, ids, p)
@@ -680,6 +681,14 @@ def mostrar_busca(notas, anteriores, aleatoria, repetida, V_, top=5):
     return fortes, copia
 
 
+def curto(caminho):
+    """O caminho a partir da pasta atual, se ele estiver dentro dela (cabe na linha)."""
+    try:
+        return str(Path(caminho).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(caminho)
+
+
 @LICAO.experimento(5)
 def exp_seu_gpt(licao):
     arquivo = Path(licao.args.checkpoint).resolve() if licao.args.checkpoint else CHECKPOINT_10
@@ -687,10 +696,10 @@ def exp_seu_gpt(licao):
         modelo, tok, ck = L10.carregar(arquivo)
     except FileNotFoundError:
         raise ExperimentoPulado(
-            f"não achei o modelo da lição 10 ({arquivo}). Para treiná-lo (cerca de 1 "
+            f"não achei o modelo da lição 10 ({curto(arquivo)}). Para treiná-lo (cerca de 1 "
             f"minuto), {COMANDO_10}; depois, rode esta lição de novo.") from None
     except Exception as erro:  # noqa: BLE001 - um arquivo que não é checkpoint da 10
-        raise ExperimentoPulado(f"{arquivo} não é um checkpoint da lição 10 "
+        raise ExperimentoPulado(f"{curto(arquivo)} não é um checkpoint da lição 10 "
                                 f"({type(erro).__name__}); ele sai do experimento 3 dela: "
                                 f"{COMANDO_10}.") from None
     cfg = ck["config"]
