@@ -14,10 +14,9 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--lote", inteiro_entre(1, 512, "--lote 16"), 32, "sequências por passo", "B"),
     opcao("--taxa", real_entre(0, 1, "--taxa 3e-4", False), 1e-3, "taxa de aprendizado"),
     opcao("--periodos", lista_de_inteiros("--periodos 4-12"), None,
-          "períodos sorteados, de MIN a MAX (padrão: 8-24)", "MIN-MAX"),
+          "faixa dos períodos sorteados (padrão: 8-24)", "MIN-MAX"),
     opcao("--sem-posicao", "flag", None, "treina sem o embedding de posição (wpe zerado)"),
-    opcao("--checkpoint", None, None, "o modelo da lição 10 (padrão: checkpoints/10_gpt.pt)",
-          "ARQUIVO"),
+    opcao("--checkpoint", None, None, "o modelo da lição 10 (checkpoints/10_gpt.pt)", "ARQUIVO"),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import contextlib
@@ -515,8 +514,8 @@ def exp_formou(licao):
                   "'@' acima de 0,9 (a rampa da lição 03)."))
     pesos_a, pesos_d = pesos_de_atencao(antes, ids), pesos_de_atencao(modelo, ids)
     for nome, cab, olhar in (("token anterior", prev, "t - 1, a diagonal logo abaixo"),
-                             ("indução", ind[0] if ind else None, f"a coluna t - {periodo - 1}, a partir da "
-                                              f"linha {periodo}")):
+                             ("indução", ind[0] if ind else None,
+                              f"a coluna t - {periodo - 1}, a partir da linha {periodo}")):
         if cab is None:
             continue
         camada, j, _ = cab
@@ -544,8 +543,10 @@ def exp_formou(licao):
         return
     dizer()
     limiar = QUEBRA * acaso
-    frase = lambda perda: (f"acima de {num(limiar, 2)} (metade de ln V): a cópia quebra"  # noqa: E731
-                           if perda > limiar else f"abaixo de {num(limiar, 2)}: a cópia segue")
+
+    def frase(perda):
+        return (f"acima de {num(limiar, 2)} (metade de ln V): a cópia quebra" if perda > limiar
+                else f"abaixo de {num(limiar, 2)}: a cópia segue")
     cab_prev = prev[:2]
     inducao = [c[:2] for c in ind]
     for i, j in inducao:
