@@ -302,4 +302,5 @@ def test_uso_errado_e_periodos_fora_da_faixa():
     assert r.returncode == 2 and "não se divide" in r.erros
     r = rodar_script("11_inducao.py", "--so", "1", "--periodos", "1-30")
     assert r.returncode == 1 and "use períodos de 2 a 24" in " ".join(r.saida.split())
+    assert "Fim do curso" not in r.saida                        # só depois da lição inteira
     assert "Traceback" not in r.saida + r.erros
