@@ -313,8 +313,10 @@ EXERCICIOS = {
                     "0,76 no fim", "1.0 (0,38)"],
     "--periodos 4-12": ["transição de fase entre os passos 200 e 250.", "1,33 nats",
                         "0,33 no fim", "a maior: 1.1 (0,19)"],
-    "--largura 32": ["de 4,17 a 3,31;", "foi de 0,16 nats (menos de 0,5): sem transição de "
-                     "fase neste treino.", "a maior: 1.0 (0,10)"],
+    "--largura 32": ["de 4,16 a 3,49;", "foi de 0,09 nats (menos de 0,5): sem transição de "
+                     "fase neste treino.", "a maior: 1.1 (0,03)"],
+    "--sem-posicao": ["de 4,17 a 3,31;", "foi de 0,16 nats (menos de 0,5): sem transição de "
+                      "fase neste treino.", "nota 0,08 no fim", "a maior: 1.0 (0,10)"],
 }
 
 
