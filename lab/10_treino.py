@@ -788,19 +788,6 @@ def exportar_e_dizer(args, modelo, tok, config):
     return iguais
 
 
-FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"   # o título na apostila
-
-
-def fechar_curso():
-    """A última lição não tem "Próximo passo": fecha o curso e aponta para a apostila."""
-    dizer()
-    dizer(quebrar("Fim do curso. Da lição 00 à 10 você montou, mediu e treinou um "
-                  "Transformer: tokens, embeddings, atenção, multicabeça, o bloco, o GPT-2 "
-                  "inteiro, a geração com cache KV, o bloco moderno, as leis de escala e, "
-                  "aqui, um GPT seu, treinado no texto do próprio curso."))
-    dizer(quebrar(f"Para onde ir depois: apostilas/10_treino.md, seção \"{FIM_DO_CURSO}\"."))
-
-
 if __name__ == "__main__":
     if LICAO.args.largura % LICAO.args.cabecas:
         print(quebrar(f"erro: --largura {LICAO.args.largura} não se divide em --cabecas "
@@ -809,7 +796,4 @@ if __name__ == "__main__":
         sys.exit(2)
     if LICAO.args.amostrar:
         sys.exit(so_amostrar(LICAO.args))
-    codigo = LICAO.rodar()
-    if codigo == 0:                                 # nem depois de uma falha nem no Ctrl+C
-        fechar_curso()
-    sys.exit(codigo)
+    sys.exit(LICAO.rodar())        # o próximo passo, a lição 11, sai no resumo

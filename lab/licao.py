@@ -52,7 +52,7 @@ __all__ = [
     "RAIZ",
 ]
 
-ULTIMA_DO_MAPA = 10  # o mapa do lab vai de 00_check a 10_treino
+ULTIMA_DO_MAPA = 11  # o mapa do lab vai de 00_check a 11_inducao
 
 
 # ---------------------------------------------------------------- lição e experimentos

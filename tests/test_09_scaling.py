@@ -507,7 +507,7 @@ def test_exercicio_8_copia_com_o_orcamento_inteiro(tmp_path):
 
 
 def test_a_09_aponta_para_a_10(execucao_completa):
-    """O curso fecha na lição 10: a 09 termina com o próximo passo (a 10) e nenhuma
+    """O curso fecha na lição 11: a 09 termina com o próximo passo (a 10) e nenhuma
     linha de fim de curso; a apostila termina na "Próxima lição", que aponta para a 10."""
     r, _ = execucao_completa
     linhas = r.saida.splitlines()

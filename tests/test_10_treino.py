@@ -264,7 +264,8 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
     assert not largas, largas
     assert "5 de 5 experimentos rodaram." in r.saida
     assert "40 passos de 4 x 16 = 64 caracteres (2.560 no total," in " ".join(r.saida.split())
-    assert "Próximo passo" not in r.saida and "Fim do curso." in r.saida
+    assert "Próximo passo: lab/11_inducao.py (leia apostilas/11_inducao.md)." in r.saida
+    assert "Fim do curso" not in r.saida                        # o curso fecha na 11
     assert ck.exists() and (pasta / "figuras" / "10_curvas.png").exists()
 
 

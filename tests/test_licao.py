@@ -176,7 +176,8 @@ def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, caps
     assert licao.proxima_licao("06", lab) == ("lab/09_scaling.py", "apostilas/09_scaling.md",
                                                "07")
     assert licao.proxima_licao("09", lab) == (None, None, "10")
-    assert licao.proxima_licao("10", lab) == (None, None, None)
+    assert licao.proxima_licao("10", lab) == (None, None, "11")
+    assert licao.proxima_licao("11", lab) == (None, None, None)      # a 11 fecha o mapa
     (lab / "01_tokens.py").write_text("")
     assert licao.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
                                                None)
