@@ -309,13 +309,16 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
     return acrescentar
 
 
-def criar_parser(prog: str, descricao: str, titulos, opcoes=()) -> argparse.ArgumentParser:
+def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
+                 com_modelo: bool = True) -> argparse.ArgumentParser:
+    """com_modelo=False (uma lição que não carrega o GPT-2): --modelo e LAB_MODELO não
+    aparecem na ajuda (a opção ainda é aceita, e ignorada)."""
     lista = "\n".join(f"  {k}. {t}" for k, t in enumerate(titulos, 1))
     p = _Parser(prog=prog, description=f"{descricao}\n\nExperimentos:\n{lista}",
                 formatter_class=_Formatador, add_help=False,
                 epilog="Variáveis de ambiente:\n"
-                "  LAB_MODELO        padrão de --modelo\n"
-                "  HF_HUB_OFFLINE=1  não tenta a rede\n"
+                + ("  LAB_MODELO        padrão de --modelo\n" if com_modelo else "")
+                + "  HF_HUB_OFFLINE=1  não tenta a rede\n"
                 "  NO_COLOR          sem cores\n"
                 "  LAB_TRACEBACK=1   num erro, o traceback inteiro do Python")
     p._optionals.title = "opções"
@@ -331,7 +334,8 @@ def criar_parser(prog: str, descricao: str, titulos, opcoes=()) -> argparse.Argu
     p.add_argument("--modelo", metavar="NOME_OU_PASTA",
                    default=os.environ.get("LAB_MODELO") or "gpt2",
                    help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
-                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)")
+                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)" if com_modelo
+                   else argparse.SUPPRESS)
     p.add_argument("--semente", type=inteiro_entre(0, SEMENTE_MAXIMA, "--semente 7"),
                    default=0, metavar="N", help="semente dos números aleatórios (padrão: 0)")
     p.add_argument("--figuras", metavar="PASTA", default=str(RAIZ / "figuras"),
@@ -423,7 +427,7 @@ class Licao:
         _ctrl_c_sem_traceback()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes)
+                         self.opcoes, com_modelo=bool(self.usa_gpt2))
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")
@@ -705,6 +709,7 @@ def interromper() -> None:
     import console as _c
 
     try:
+        _c.parar_barras()                  # senão o rich redesenha a barra embaixo da linha
         if _c._console is not None and _c._console.is_terminal:
             _c._console.show_cursor(True)  # a barra do rich esconde o cursor
         print("\nInterrompido (Ctrl+C).", flush=True)
@@ -759,6 +764,12 @@ def _ctrl_c_sem_traceback() -> None:
     import signal
 
     def parar(_sinal, _quadro):
+        try:
+            import console as _c
+
+            _c.parar_barras()              # as mensagens abaixo não ficam sob a barra
+        except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+            pass
         for funcao in _AO_INTERROMPER:
             try:
                 funcao()
