@@ -533,7 +533,7 @@ FAIXAS = {"passo 0": (4.88, 4.89), "passo 100": (2.80, 2.86), "final": (2.15, 2.
 LINHA = re.compile(r"^ +([\d.]+) +(?:[\d,]+e-\d)? +(\d,\d\d) +(\d,\d\d) +[\d.,]+ s$", re.M)
 PALAVRAS = re.compile(r"^  palavras de 3\+ letras que existem no texto de treino: (\d+) de "
                       r"(\d+) \((\d+) %\)$", re.M)
-TEMPO = re.compile(r"[\d.]+,\d s$")
+TEMPO = re.compile(r" +[\d.]+,\d s$")
 
 
 def _rodar_o_treino_padrao():
@@ -665,4 +665,4 @@ def test_os_primeiros_passos_do_treino_padrao_em_outra_cpu(variante):
     assert codigo == 0
     base = saida.splitlines()[:len(outra)]
     assert len(outra) > 20 and PALAVRAS.match(outra[-1])
-    assert [TEMPO.sub("N s", x) for x in outra] == [TEMPO.sub("N s", x) for x in base]
+    assert [TEMPO.sub(" N s", x) for x in outra] == [TEMPO.sub(" N s", x) for x in base]
