@@ -8,7 +8,8 @@ O treino padrão (1.000 passos, uns 2 minutos com uma thread) roda UMA vez na se
 (treino_padrao(), compartilhado): dele saem o veredito (a perda abaixo do limiar, as
 amostras melhorando) e os números que a apostila cita. Nas outras variantes de CPU, os
 100 primeiros passos dele rodam de novo e saem idênticos (test_os_primeiros_passos...);
-o treino inteiro nas variantes foi conferido à mão (ferramentas/outra_cpu.py)."""
+o treino inteiro foi conferido à mão com os kernels genéricos (idêntico), com o MKL
+compatível até o passo 400 e com duas threads até o 200 (idênticos)."""
 from __future__ import annotations
 
 import hashlib
@@ -525,8 +526,8 @@ def test_a_fronteira_sem_escala_so_mostra_o_plano(monkeypatch, capsys):
 
 # ------------------------------------------------------------ o treino padrão, no CI
 # Os números do treino padrão que a apostila cita: os dados estão congelados, então sobra
-# só o arredondamento de cada CPU; as faixas valem nas variantes (medidas à mão com
-# ferramentas/outra_cpu.py: a saída saiu idêntica em todas).
+# só o arredondamento de cada CPU; as faixas valem nas variantes (à mão: idêntica com os
+# kernels genéricos; com o MKL compatível e duas threads, idêntica até os passos 400 e 200).
 FAIXAS = {"passo 0": (4.88, 4.89), "passo 100": (2.80, 2.86), "final": (2.15, 2.20),
           "existem 0": (0, 0), "existem 100": (5, 7), "existem 300": (10, 12),
           "existem final": (26, 28)}
