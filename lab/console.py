@@ -164,6 +164,16 @@ def perguntar(texto: str) -> str | None:
         return None
 
 
+_BARRAS = []  # as barras desenhando agora: parar_barras() as apaga (no Ctrl+C)
+
+
+def parar_barras() -> None:
+    """Apaga as barras de progresso abertas. O Ctrl+C chama isto antes de escrever: com a
+    barra viva, o rich a redesenharia embaixo da mensagem, sem quebra de linha."""
+    while _BARRAS:
+        _BARRAS.pop().__exit__(None, None, None)
+
+
 class Progresso:
     """Barra do rich num terminal; num pipe ou arquivo, nada (a saída fica limpa).
 
@@ -182,6 +192,7 @@ class Progresso:
                                   MofNCompleteColumn(), console=terminal, transient=True)
             self.barra.start()
             self.tarefa = self.barra.add_task(self.texto, total=self.total, **self.campos)
+            _BARRAS.append(self)
         return self
 
     def avancar(self, passos: int = 1, descricao: str | None = None):
@@ -191,7 +202,10 @@ class Progresso:
 
     def __exit__(self, *erro):
         if self.barra:
-            self.barra.stop()
+            barra, self.barra = self.barra, None
+            barra.stop()
+            if self in _BARRAS:
+                _BARRAS.remove(self)
 
 
 # ---------------------------------------------------------------- números pt-BR

@@ -124,7 +124,7 @@ class Licao:
         instalar_ctrl_c()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes)
+                         self.opcoes, com_modelo=bool(self.usa_gpt2))
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")

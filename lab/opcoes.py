@@ -281,13 +281,16 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
     return acrescentar
 
 
-def criar_parser(prog: str, descricao: str, titulos, opcoes=()) -> argparse.ArgumentParser:
+def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
+                 com_modelo: bool = True) -> argparse.ArgumentParser:
+    """com_modelo=False (uma lição que não carrega o GPT-2): --modelo e LAB_MODELO não
+    aparecem na ajuda (a opção ainda é aceita, e ignorada)."""
     lista = "\n".join(f"  {k}. {t}" for k, t in enumerate(titulos, 1))
     p = _Parser(prog=prog, description=f"{descricao}\n\nExperimentos:\n{lista}",
                 formatter_class=_Formatador, add_help=False,
                 epilog="Variáveis de ambiente:\n"
-                "  LAB_MODELO        padrão de --modelo\n"
-                "  HF_HUB_OFFLINE=1  não tenta a rede\n"
+                + ("  LAB_MODELO        padrão de --modelo\n" if com_modelo else "")
+                + "  HF_HUB_OFFLINE=1  não tenta a rede\n"
                 "  NO_COLOR          sem cores\n"
                 "  LAB_TRACEBACK=1   num erro, o traceback inteiro do Python")
     p._optionals.title = "opções"
@@ -303,7 +306,8 @@ def criar_parser(prog: str, descricao: str, titulos, opcoes=()) -> argparse.Argu
     p.add_argument("--modelo", metavar="NOME_OU_PASTA",
                    default=os.environ.get("LAB_MODELO") or "gpt2",
                    help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
-                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)")
+                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)" if com_modelo
+                   else argparse.SUPPRESS)
     p.add_argument("--semente", type=inteiro_entre(0, SEMENTE_MAXIMA, "--semente 7"),
                    default=0, metavar="N", help="semente dos números aleatórios (padrão: 0)")
     p.add_argument("--figuras", metavar="PASTA", default=str(RAIZ / "figuras"),

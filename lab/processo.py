@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from console import mostrar_cursor
+from console import mostrar_cursor, parar_barras
 
 __all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "instalar_ctrl_c",
            "semear"]
@@ -19,6 +19,7 @@ def interromper() -> None:
     um segundo Ctrl+C nessa espera abortava o processo ('terminate called...', 134).
     """
     try:
+        parar_barras()    # senão o rich redesenha a barra embaixo da linha
         mostrar_cursor()  # a barra do rich esconde o cursor
         print("\nInterrompido (Ctrl+C).", flush=True)
         sys.stderr.flush()
@@ -72,6 +73,10 @@ def instalar_ctrl_c() -> None:
     import signal
 
     def parar(_sinal, _quadro):
+        try:
+            parar_barras()                 # as mensagens abaixo não ficam sob a barra
+        except Exception:  # noqa: BLE001 - saindo de qualquer jeito
+            pass
         for funcao in _AO_INTERROMPER:
             try:
                 funcao()

@@ -158,6 +158,8 @@ ENCANAMENTO = sorted(p for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].is
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """As reexecuções em outras CPUs (os testes mais longos) começam primeiro: com
-    --dist worksteal, um teste longo no fim deixaria um processo sozinho."""
-    items.sort(key=lambda item: not item.name.startswith("test_marcados_em_outra_cpu"))
+    """As reexecuções em outras CPUs e o treino padrão da lição 10 (os testes mais longos)
+    começam primeiro: com --dist worksteal, um teste longo no fim deixaria um processo
+    sozinho."""
+    longos = ("test_marcados_em_outra_cpu", "test_o_treino_padrao_cumpre")
+    items.sort(key=lambda item: not item.name.startswith(longos))

@@ -73,9 +73,11 @@ def _gravar(destino: Path, dados: bytes) -> None:
 # ------------------------------------------------------------------ chaves
 @functools.lru_cache(maxsize=None)
 def codigo_do_lab() -> str:
-    """Hash de lab/*.py: uma lição editada no meio da sessão não reusa nada velho."""
+    """Hash de lab/*.py e dos dados das lições (lab/dados/): uma lição editada no meio da
+    sessão não reusa nada velho."""
     h = hashlib.sha256()
-    for arquivo in sorted((RAIZ / "lab").glob("*.py")):
+    arquivos = sorted((RAIZ / "lab").glob("*.py")) + sorted((RAIZ / "lab" / "dados").glob("*"))
+    for arquivo in arquivos:
         h.update(arquivo.name.encode() + b"\0" + arquivo.read_bytes() + b"\0")
     return h.hexdigest()
 
