@@ -68,7 +68,8 @@ PASTA_MODELO = RAIZ / ".bench" / "gpt2-aleatorio"
 sys.path.insert(0, str(RAIZ / "lab"))
 import console  # noqa: E402  (os números com vírgula; sem torch)
 import carregar_gpt2  # noqa: E402  (os tamanhos do GPT-2)
-import licao  # noqa: E402  (o parser em português)
+import licao  # noqa: E402  (importar_licao)
+import opcoes  # noqa: E402  (o parser em português)
 
 PISO = """
 import torch, transformers
@@ -539,7 +540,7 @@ def _argumentos(texto: str) -> list[str]:
                                          "abertas?)") from None
 
 
-_Parser = licao._Parser  # o parser das lições: uso:, opções e erros em português
+_Parser = opcoes._Parser  # o parser das lições: uso:, opções e erros em português
 
 
 def criar_parser() -> argparse.ArgumentParser:
@@ -550,7 +551,7 @@ def criar_parser() -> argparse.ArgumentParser:
         "carregar o GPT-2 e uma passada), em rodadas que intercalam piso e lições até as "
         "razões pararem de mexer. Usa um GPT-2 de 124M com pesos aleatórios em .bench/ "
         "(criado na primeira vez; não precisa de rede).",
-        formatter_class=licao._Formatador,
+        formatter_class=opcoes._Formatador,
         add_help=False,
         epilog="Exemplos:\n"
         "  benchmark.py --licoes todas\n"

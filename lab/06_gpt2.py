@@ -77,11 +77,17 @@ def pesos_para_o_nosso(hf) -> dict:
     O transformers guarda c_attn, c_fc e os c_proj como Conv1D, em (entrada, saída);
     nn.Linear guarda (saída, entrada). .t() devolve uma VIEW transposta: o mesmo
     armazenamento, lido em outra ordem (só os passos mudam, nenhum byte é copiado).
-    A transposição mora em pesos_gpt2 (a lição 10 faz o caminho inverso)."""
-    from pesos_gpt2 import para_o_nosso
+    A conta é a de pesos_gpt2.para_o_nosso (que as lições 05 e 10 usam), escrita aqui
+    por extenso porque é o conceito desta lição (o exercício 4 mexe nesta linha)."""
+    from transformers.pytorch_utils import Conv1D
 
+    pesos = {}
+    for nome_modulo, modulo in hf.transformer.named_modules():
+        for nome, p in modulo.named_parameters(recurse=False):
+            conv = isinstance(modulo, Conv1D) and nome == "weight"
+            pesos[f"{nome_modulo}.{nome}"] = p.detach().t() if conv else p.detach()
     # lm_head.weight do transformers é o próprio wte (amarrado): nada a mais.
-    return para_o_nosso({nome: p.detach() for nome, p in hf.transformer.named_parameters()})
+    return pesos
 
 
 def carregar_pesos(nosso: GPT2, hf) -> GPT2:
