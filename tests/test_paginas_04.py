@@ -165,10 +165,6 @@ def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura):
     nav = navegador
     nav.abrir(pagina, largura, altura)
     assert nav.transbordos() == [] and nav.erros == []
-    menor = nav.avaliar("""Math.min(...Array.from(document.querySelectorAll("main *"))
-        .filter(el => Array.from(el.childNodes).some(
-            n => n.nodeType === 3 && n.textContent.trim()) && el.getClientRects().length)
-        .map(el => parseFloat(getComputedStyle(el).fontSize)))""")
+    menor = nav.menor_fonte()
     assert menor >= 12, f"texto de {menor} px"
-    assert nav.avaliar("""Array.from(document.querySelectorAll("select, button"))
-        .every(el => el.tabIndex >= 0 && !el.disabled)""")
+    assert nav.alcancaveis("select, button")

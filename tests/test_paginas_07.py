@@ -294,14 +294,10 @@ def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura, tmp_p
     nav = navegador
     nav.abrir(pagina, largura, altura)
     assert nav.transbordos() == [] and nav.erros == []
-    menor = nav.avaliar("""Math.min(...Array.from(document.querySelectorAll("main *"))
-        .filter(el => Array.from(el.childNodes).some(
-            n => n.nodeType === 3 && n.textContent.trim()) && el.getClientRects().length)
-        .map(el => parseFloat(getComputedStyle(el).fontSize)))""")
+    menor = nav.menor_fonte()
     assert menor >= 12, f"texto de {menor} px"
     # todo controle se alcança pelo teclado (nenhum tabindex negativo, nenhum desligado)
-    assert nav.avaliar("""Array.from(document.querySelectorAll("input, button"))
-        .every(el => el.tabIndex >= 0 && !el.disabled)""")
+    assert nav.alcancaveis("input, button")
     if largura >= 1000:                 # no projetor, os controles e as barras na 1ª tela
         for seletor in ("#top_p", "#linha-5"):
             fundo = nav.avaliar(f"document.querySelector('{seletor}').getBoundingClientRect()"

@@ -250,10 +250,7 @@ def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura, tmp_p
     assert nav.transbordos() == [] and nav.erros == []
     nav.clicar('#anos [data-ano="2017"]')
     assert nav.transbordos() == [] and nav.erros == []
-    menor = nav.avaliar("""Math.min(...Array.from(document.querySelectorAll("main *"))
-        .filter(el => el.childNodes.length && Array.from(el.childNodes).some(
-            n => n.nodeType === 3 && n.textContent.trim()) && el.getClientRects().length)
-        .map(el => parseFloat(getComputedStyle(el).fontSize)))""")
+    menor = nav.menor_fonte()
     assert menor >= 12, f"texto de {menor} px"
     if largura >= 1000:            # no projetor, os controles e o total na primeira tela
         for seletor in ("#controle-vieses", "#tabela-base tr.total"):

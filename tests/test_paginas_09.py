@@ -251,10 +251,7 @@ def test_cabe_no_celular_e_no_projetor(pagina, navegador, largura, altura, tmp_p
     assert nav.transbordos() == []
     nav.marcar("#inferencia")
     assert nav.transbordos() == [] and nav.erros == []
-    menor = nav.avaliar("""Math.min(...Array.from(document.querySelectorAll("main *"))
-        .filter(el => el.childNodes.length && Array.from(el.childNodes).some(
-            n => n.nodeType === 3 && n.textContent.trim()) && el.getClientRects().length)
-        .map(el => parseFloat(getComputedStyle(el).fontSize)))""")
+    menor = nav.menor_fonte()
     assert menor >= 12, f"texto de {menor} px"
     if largura >= 1000:                 # no projetor, o controle da inferência na 1ª tela
         fundo = nav.avaliar("document.querySelector('#inferencia').getBoundingClientRect()"

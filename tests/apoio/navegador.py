@@ -297,6 +297,19 @@ class Navegador:
                 if (!(el.dataset.campo in c)) c[el.dataset.campo] = el.textContent;
             return c; })()""")
 
+    def menor_fonte(self) -> float:
+        """O menor tamanho de letra (px) entre os elementos visíveis de <main> com texto."""
+        return self.avaliar("""Math.min(...Array.from(document.querySelectorAll("main *"))
+            .filter(el => Array.from(el.childNodes).some(
+                n => n.nodeType === 3 && n.textContent.trim()) && el.getClientRects().length)
+            .map(el => parseFloat(getComputedStyle(el).fontSize)))""")
+
+    def alcancaveis(self, seletor: str) -> bool:
+        """Todo elemento do seletor se alcança pelo teclado (nenhum tabindex negativo,
+        nenhum desligado)."""
+        return self.avaliar(f"""Array.from(document.querySelectorAll({seletor!r}))
+            .every(el => el.tabIndex >= 0 && !el.disabled)""")
+
     def transbordos(self) -> list[str]:
         """O que não cabe na largura da janela: a página rolando para o lado, ou uma
         caixa (tabela, figura) mais larga que o lugar dela."""
