@@ -50,6 +50,18 @@ def atencao(q, k, v, causal=False):
     return pesos @ v, pesos                                    # (..., T, d_v)
 
 
+def atencao_rapida(q, k, v, causal=False):
+    """A saída de atencao() (..., T, d_v), pelo SDPA do PyTorch, sem guardar os T x S pesos
+    (o experimento 5 confere que dá o mesmo). O is_causal dele alinha pelo canto de CIMA:
+    só serve com T = S; com T < S, a máscara vai escrita, com True = PODE olhar."""
+    T, S = q.shape[-2], k.shape[-2]
+    if not causal or T == 1:      # sem máscara, ou um token novo: ele vê todas as chaves
+        return F.scaled_dot_product_attention(q, k, v)
+    if T == S:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=~futuro(T, q.device, S))
+
+
 def entropia(p):
     """Entropia, em nats, de cada distribuição p (..., S) (linhas que somam 1), com
     0 ln 0 = 0: xlogy dá 0 onde p = 0 em qualquer dtype (um clamp em 1e-300 vira 0 em
@@ -85,7 +97,8 @@ def notas_de_padrao(pesos):
 
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
-__all__ = ["futuro", "pesos_de_atencao", "atencao", "Cabeca", "entropia", "notas_de_padrao"]
+__all__ = ["futuro", "pesos_de_atencao", "atencao", "atencao_rapida", "Cabeca", "entropia",
+           "notas_de_padrao"]
 
 
 # ============================================================ os experimentos
@@ -315,6 +328,22 @@ def exp_sdpa(licao):
           "do masked_fill). Passar a nossa máscara 'futuro' direto dá outra conta:")
     dizer(f"  com 'futuro': max |diferença| = {num(float((errado - nosso).abs().max()), 2)}; "
           f"com '~futuro': {limite(float((certo - nosso).abs().max()), 1e-12, 2)}\n")
+    dizer("atencao_rapida() da peça: o SDPA com o is_causal só quando T = S (com T < S,\n"
+          "a máscara '~futuro', alinhada por baixo), contra atencao(), float32 e float64:")
+    g2 = torch.Generator().manual_seed(licao.args.semente + 5)  # o g segue para o custo
+    for T, nome in ((64, "T = S = 64"), (1, "1 consulta, 64 chaves"),
+                    (8, "8 consultas, 64 chaves")):
+        limites = []
+        for tipo, teto in ((torch.float32, 1e-5), (torch.float64, 1e-12)):
+            q = torch.randn(2, 4, T, 32, generator=g2, dtype=tipo)       # (B, h, T, d_k)
+            k, v = (torch.randn(2, 4, 64, 32, generator=g2, dtype=tipo) for _ in range(2))
+            dif = float((atencao_rapida(q, k, v, causal=True)
+                         - atencao(q, k, v, causal=True)[0]).abs().max())
+            licao.verificar(dif < teto, f"atencao_rapida = atencao, {nome}, {tipo}")
+            limites.append(limite(dif, teto, 2))
+        dizer(f"  {nome:<23}{' e '.join(limites)}")
+    dizer("Conferida, é ela que o cache KV da lição 07 usa: a mesma conta, sem guardar\n"
+          "os T x S pesos.\n")
     dizer("Custo: uma cabeça, d_k = 64, float32. A matriz de notas tem T x T números.")
     dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>11} {'razão':>6} "
           f"{'SDPA':>11}")
