@@ -23,7 +23,8 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 
-L03 = importar_licao("03_attention")  # a máscara causal (futuro) e a entropia da 03
+L03 = importar_licao("03_attention")  # a máscara causal (futuro), a entropia e o SDPA da 03
+L04 = importar_licao("04_multihead")  # juntar_cabecas
 
 
 # ============================================================ a peça: o cache KV
@@ -54,9 +55,10 @@ class CacheKV:
         return sum(t.numel() * t.element_size() for t in self.k + self.v if t is not None)
 
 
-def atencao_com_cache(attn, x, cache, camada, causal=True):
+def atencao_com_cache(attn, x, cache, camada, causal=True, rapida=True):
     """A atenção da lição 05 (mesmos pesos c_attn e c_proj) para os T tokens NOVOS de x,
-    que olham para as S chaves e valores: as do cache mais as suas."""
+    que olham para as S chaves e valores: as do cache mais as suas. rapida=False: a conta
+    à mão, abaixo; True: a mesma conta pelo SDPA (a atencao_rapida da lição 03)."""
     B, T, C = x.shape                                       # (B, T, C)
     h = cache.cabecas
     q, k, v = attn.c_attn(x).split(C, dim=2)                # 3 x (B, T, C)
@@ -66,18 +68,23 @@ def atencao_com_cache(attn, x, cache, camada, causal=True):
         k = torch.cat([cache.k[camada], k], dim=2)          # (B, h, S, C/h)
         v = torch.cat([cache.v[camada], v], dim=2)          # (B, h, S, C/h)
     cache.k[camada], cache.v[camada] = k, v
+    if rapida:      # conferida igual à de baixo no experimento 5 da 03 (e no 5 desta)
+        y = L03.atencao_rapida(q, k, v, causal)            # (B, h, T, C/h)
+        return attn.c_proj(L04.juntar_cabecas(y))           # (B, T, C)
     S = k.shape[2]
     notas = q @ k.transpose(-2, -1) / (C // h) ** 0.5      # (B, h, T, S)
     if causal and T > 1:   # o novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
         # (com T = 1, o único token novo vê todas as chaves: não há o que mascarar)
         notas = notas.masked_fill(L03.futuro(T, x.device, S), float("-inf"))  # (T, S)
     y = notas.softmax(dim=-1) @ v                           # (B, h, T, C/h)
-    return attn.c_proj(y.transpose(1, 2).reshape(B, T, C))  # (B, T, C)
+    return attn.c_proj(L04.juntar_cabecas(y))               # (B, T, C)
 
 
-def passo(modelo, ids, cache, causal=True):
+
+def passo(modelo, ids, cache, causal=True, rapida=True):
     """Roda pelo modelo só os tokens novos `ids` (B, T), guardando K e V no cache.
-    Devolve os logits da última posição, (B, V): é deles que sai o próximo token."""
+    Devolve os logits da última posição, (B, V): é deles que sai o próximo token.
+    rapida: a atenção pelo SDPA (o padrão) ou à mão (atencao_com_cache)."""
     inicio = cache.tamanho                                  # tokens já vistos
     if inicio + ids.shape[1] > modelo.wpe.num_embeddings:
         raise ValueError(f"a sequência passaria de {modelo.wpe.num_embeddings} tokens, "
@@ -85,7 +92,7 @@ def passo(modelo, ids, cache, causal=True):
     posicoes = torch.arange(inicio, inicio + ids.shape[1])  # continuam de onde parou
     x = modelo.wte(ids) + modelo.wpe(posicoes)              # (B, T, C)
     for i, bloco in enumerate(modelo.h):                    # o Bloco (Pre-LN) da lição 05
-        x = x + atencao_com_cache(bloco.attn, bloco.ln_1(x), cache, i, causal)
+        x = x + atencao_com_cache(bloco.attn, bloco.ln_1(x), cache, i, causal, rapida)
         x = x + bloco.mlp(bloco.ln_2(x))                    # (B, T, C)
     return modelo.ln_f(x[:, -1]) @ modelo.wte.weight.T      # (B, V)
 

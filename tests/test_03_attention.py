@@ -42,6 +42,23 @@ def test_mascara_com_passado_guardado_alinha_por_baixo():
     assert (L03.atencao(q, k, v, causal=True)[0] - esperado).abs().max() < 1e-12
 
 
+@pytest.mark.parametrize("T, S", [(9, 9), (1, 9), (3, 9), (1, 1)])
+@pytest.mark.parametrize("causal", [True, False])
+def test_atencao_rapida_igual_a_atencao(T, S, causal):
+    """O caminho rápido (SDPA) dá a saída da conta à mão em float64 (< 1e-12) nas três
+    formas que a 07 usa: o prefill (T = S), um token novo (T = 1) e T < S, em que o
+    is_causal do SDPA alinharia por cima; e sem máscara."""
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 3, T, 5, generator=g, dtype=torch.float64)
+    k, v = (torch.randn(2, 3, S, 5, generator=g, dtype=torch.float64) for _ in range(2))
+    rapida = L03.atencao_rapida(q, k, v, causal)
+    assert rapida.shape == (2, 3, T, 5)
+    assert (rapida - L03.atencao(q, k, v, causal)[0]).abs().max() < 1e-12
+    if causal and 1 < T < S:                        # o atalho errado daria outra conta
+        errado = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert (errado - rapida).abs().max() > 1e-2
+
+
 def test_causal_nao_vaza_e_sem_mascara_vaza():
     cab = L03.cabeca_aleatoria(8, 4, causal=True)
     livre = L03.cabeca_aleatoria(8, 4, causal=False)

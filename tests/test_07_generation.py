@@ -237,6 +237,41 @@ def test_sortear_so_os_sobreviventes_da_outro_texto(pequeno):
     assert inteiro.tolist() != renumerado.tolist()
 
 
+@pytest.mark.cpus
+@pytest.mark.parametrize("tipo, teto", [(torch.float32, 1e-5), (torch.float64, 1e-12)],
+                         ids=["float32", "float64"])
+def test_caminho_rapido_igual_a_conta_a_mao(pequeno, tipo, teto):
+    """passo(rapida=True), a atenção pelo SDPA (atencao_rapida da 03), contra
+    rapida=False, a conta à mão (notas, máscara, softmax), nos mesmos pesos: o prefill
+    (T = S), 3 tokens novos sobre 5 guardados (T < S, a máscara alinhada por baixo) e
+    passos de um token, com e sem máscara. Logits e K, V guardados: < teto x o maior
+    |logit| (1e-5 em float32, 1e-12 em float64). E a gulosa rápida = o generate()."""
+    import copy
+
+    hf, _, tok = pequeno
+    hf = copy.deepcopy(hf).to(tipo)
+    nosso = L06.nosso_gpt2(hf)
+    ids = torch.randint(0, hf.config.vocab_size, (2, 16),
+                        generator=torch.Generator().manual_seed(5))    # (B, T)
+    for causal in (True, False):
+        logits, caches = {}, {}
+        for rapida in (True, False):
+            cache = licao.CacheKV.para(hf.config)
+            with torch.no_grad():
+                z = [licao.passo(nosso, ids[:, :5], cache, causal, rapida),
+                     licao.passo(nosso, ids[:, 5:8], cache, causal, rapida)]
+                z += [licao.passo(nosso, ids[:, t:t + 1], cache, causal, rapida)
+                      for t in range(8, 16)]
+            logits[rapida], caches[rapida] = torch.stack(z), cache     # (10, B, V)
+        escala = max(1.0, float(logits[False].abs().max()))
+        assert float((logits[True] - logits[False]).abs().max()) < teto * escala
+        for a, b in zip(caches[True].k + caches[True].v, caches[False].k + caches[False].v):
+            assert float((a - b).abs().max()) < teto * escala
+    prompt = tok("The quick brown fox", return_tensors="pt")["input_ids"]
+    deles = licao.generate_deles(hf, prompt, 24)
+    assert licao.gerar(nosso, prompt, 24, hf.config.n_head).tolist() == deles.tolist()
+
+
 def test_is_causal_do_pytorch_alinha_pelo_canto_de_cima():
     """Por que o passo com cache não usa is_causal=True: com 1 consulta e 5 chaves, o
     token novo veria só a chave 0 (a apostila avisa)."""
