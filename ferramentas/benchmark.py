@@ -12,6 +12,7 @@ de verdade. Uso:
     ... --licoes 05 --repeticoes 5 --max-rodadas 12 --tolerancia 1
     ... --perfil 08 --argumentos "--so 8"    (onde o tempo vai, com o cProfile)
     ... --licoes 06 --tamanhos gpt2-medium,gpt2-large
+    ... --geracao 1000 --repeticoes 5   (a gulosa da 07 contra o generate(), 1 thread)
 
 Como mede. Cada rodada roda piso, lição A, piso, lição B, piso, ... (a ordem se inverte
 a cada rodada): cada medida de uma lição fica entre duas do piso, e a razão daquela
@@ -44,6 +45,13 @@ módulos (torch, transformers...), as --perfil-linhas (padrão 15) funções com
 acumulado (a própria e as que ela chama) fora as importações, e as da lição e de lab/. O
 cProfile deixa o código Python mais lento: leia as frações, não compare os segundos com
 os do benchmark.
+
+Com --geracao N, em vez das lições, a gulosa da lição 07 (16 tokens novos, --novos) a
+partir de N tokens sorteados contra o generate() do transformers, no mesmo processo e no
+mesmo GPT-2 de 124M, com uma thread de conta (--threads): as mesmas rodadas intercaladas,
+com o generate() no papel do piso. Mede o nosso laço com a atenção pelo SDPA (o padrão,
+conferido igual à conta à mão na lição 03) e com a atenção à mão; os tokens têm de ser os
+do generate(). Meta: o padrão em até 1,0x o generate() (a mediana das razões).
 
 Com --tamanhos, cada lição roda também (uma vez) numa pasta aleatória no formato de um
 GPT-2 maior, criada em .bench/ na primeira vez: pico de memória / tamanho dos pesos
@@ -377,6 +385,82 @@ def relatorio(resultado: dict, pisos: list[dict]) -> bool:
     return ok
 
 
+# ---------------------------------------------------------------- a geração (lição 07)
+def medir_geracao(pasta: Path, prompt: int, novos: int, threads: int, minimo: int,
+                  maximo: int, tolerancia: float) -> bool:
+    """A gulosa da lição 07 (o gerar() com cache) contra o generate() do transformers, no
+    mesmo GPT-2 de 124M, a partir de `prompt` tokens sorteados, com `threads` threads de
+    conta. Num processo só (o modelo carregado uma vez), nas rodadas de rodadas(): o
+    generate() faz o papel do piso, e cada medida do nosso laço fica entre duas dele.
+    Dois laços: com a atenção pelo SDPA (o padrão, rapida=True) e à mão (rapida=False).
+    Os tokens têm de ser os mesmos do generate(); se não forem, a medida sai com código 1.
+    True: o padrão fica em até 1,0x o generate() (a mediana das razões)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    torch.set_num_threads(threads)
+    L07 = licao.importar_licao("07_generation")
+    hf = GPT2LMHeadModel.from_pretrained(pasta, use_safetensors=True).eval()
+    nosso = licao.importar_licao("06_gpt2").nosso_gpt2(hf)
+    cfg = hf.config
+    ids = torch.randint(0, cfg.vocab_size, (1, prompt),
+                        generator=torch.Generator().manual_seed(0))          # (1, prompt)
+    deles: list[list[int]] = []
+
+    def generate():
+        inicio = time.perf_counter()
+        with torch.no_grad():
+            saida = L07.generate_deles(hf, ids, novos)                        # (1, prompt + novos)
+        total = time.perf_counter() - inicio
+        deles.append(saida[0, prompt:].tolist())
+        return {"total": total, "codigo": 0}
+
+    def nosso_laco(nome):
+        rapida = nome == RAPIDA
+        inicio = time.perf_counter()
+        with torch.no_grad():
+            cache = L07.CacheKV.para(cfg)
+            logits, tokens = L07.passo(nosso, ids, cache, rapida=rapida), []   # (1, V)
+            for n in range(novos):
+                proximo = L07.escolher(logits)                                # (1, 1)
+                tokens.append(int(proximo))
+                if n < novos - 1:
+                    logits = L07.passo(nosso, proximo, cache, rapida=rapida)
+        total = time.perf_counter() - inicio
+        return {"total": total, "codigo": 0 if tokens == deles[-1] else 1,
+                "stderr": [f"tokens diferentes do generate(): {tokens} x {deles[-1]}"]}
+
+    print(f"Geração gulosa a partir de {inteiro(prompt)} tokens sorteados, {novos} tokens "
+          f"novos,\n{threads} thread{'s' if threads > 1 else ''} de conta, no GPT-2 de 124M "
+          "aleatório. Cada rodada: generate(),\nnosso laço, generate(), ...; a razão é o "
+          "tempo do nosso laço / a média dos dois\ngenerate() ao lado.\n", flush=True)
+    generate()                                                                # aquece
+    resultado, pisos = rodadas([RAPIDA, A_MAO], generate, nosso_laco, minimo, maximo,
+                               tolerancia, dizer=lambda texto: print(
+                                   texto.replace(" o piso", " o generate()"), flush=True))
+    t_deles = [m["total"] for m in pisos]
+    print(f"\ngenerate(): mediana {num(statistics.median(t_deles), 2)} s, de "
+          f"{num(min(t_deles), 2)} a {num(max(t_deles), 2)} s (compare razões, não "
+          "segundos).")
+    ok = True
+    for nome, r in resultado.items():
+        if any(m["codigo"] for m in r["medidas"]):
+            print(f"  {nome}: FALHOU ({r['estado']})")
+            ok = False
+            continue
+        med, menor, maior, mais_menos = espalhamento(r["razoes"])
+        meta = f"   meta <= 1,0x   {'ok' if med <= 1.0 else 'ACIMA'}" if nome == RAPIDA else ""
+        print(f"  {nome:<29} {_x(med):>6} o generate() (mediana){meta}\n"
+              f"  {'':<29} de {_x(menor)} a {_x(maior)} (+/- {pct(mais_menos)}), "
+              f"{_rodadas(len(r['razoes']))}; mesmos tokens")
+        ok &= nome != RAPIDA or med <= 1.0
+    return ok
+
+
+RAPIDA = "nosso laço (atencao_rapida)"
+A_MAO = "nosso laço (atenção à mão)"
+
+
 # ---------------------------------------------------------------- o perfil
 def _nome_funcao(arquivo: str, linha: int, funcao: str, espaco: int) -> str:
     """'função (arquivo:linha)' em até `espaco` colunas; o que sobra sai do caminho."""
@@ -557,6 +641,7 @@ def criar_parser() -> argparse.ArgumentParser:
         "  benchmark.py --licoes todas\n"
         "  benchmark.py --licoes 05,07,08 --repeticoes 5 --tolerancia 1\n"
         "  benchmark.py --perfil 08 --argumentos \"--so 8\"\n"
+        "  benchmark.py --geracao 1000 --repeticoes 5\n"
         "Como ler o espalhamento das razões: veja o começo de ferramentas/benchmark.py.",
     )
     p._optionals.title = "opções"
@@ -586,6 +671,14 @@ def criar_parser() -> argparse.ArgumentParser:
                    "destes GPT-2, ex.: gpt2-medium,gpt2-large")
     p.add_argument("--so-tamanhos", action="store_true",
                    help="pula o piso e as rodadas de 124M; só as pastas de --tamanhos")
+    p.add_argument("--geracao", type=_inteiro_positivo, metavar="N",
+                   help="em vez do benchmark das lições, a gulosa da lição 07 contra o "
+                   "generate() do transformers, a partir de N tokens (ex.: 1000), em "
+                   "rodadas intercaladas")
+    p.add_argument("--novos", type=_inteiro_positivo, default=16, metavar="N",
+                   help="tokens gerados em cada medida de --geracao (padrão: 16)")
+    p.add_argument("--threads", type=_inteiro_positivo, default=1, metavar="N",
+                   help="threads de conta em --geracao (padrão: 1)")
     return p
 
 
@@ -598,6 +691,9 @@ def main(argv: list[str] | None = None) -> int:
     if desconhecidos:
         p.error(f"--tamanhos: não conheço {', '.join(desconhecidos)}; use "
                 f"{', '.join(carregar_gpt2.TAMANHOS_GPT2)}")
+    if args.geracao and args.geracao + args.novos > 1024:
+        p.error(f"--geracao {args.geracao} mais --novos {args.novos} passa das 1.024 "
+                "posições do GPT-2")
     if args.so_tamanhos and not tamanhos:
         p.error("--so-tamanhos precisa de --tamanhos")
     if args.max_rodadas < args.repeticoes:
@@ -610,6 +706,9 @@ def main(argv: list[str] | None = None) -> int:
     py = sys.executable
     pasta_figuras = RAIZ / ".bench" / "figuras"
     com_figuras = ["--figuras", str(pasta_figuras)]
+    if args.geracao:
+        return 0 if medir_geracao(pasta, args.geracao, args.novos, args.threads,
+                                  args.repeticoes, args.max_rodadas, args.tolerancia) else 1
     if args.perfil:
         return perfil(args.perfil, com_figuras + args.argumentos, ambiente, args.perfil_linhas,
                       f"{shlex.join(args.argumentos)} (figuras em .bench/figuras)".lstrip())

@@ -196,6 +196,8 @@ def test_ajuda_em_portugues():
     (["--bobagem"], "argumentos desconhecidos: --bobagem"),
     (["--repeticoes", "5", "--max-rodadas", "3"], "--max-rodadas (3) é menor que"),
     (["--tamanhos", "gpt3"], "--tamanhos: não conheço gpt3"),
+    (["--geracao", "1020"], "--geracao 1020 mais --novos 16 passa das 1.024"),
+    (["--geracao", "0"], "--geracao: 0: use um inteiro de 1 para cima"),
 ])
 def test_erros_de_uso_em_portugues_com_codigo_2(args, trecho):
     r = _rodar(*args)
