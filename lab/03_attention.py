@@ -343,8 +343,9 @@ def exp_sdpa(licao):
             limites.append(limite(dif, teto, 2))
         dizer(f"  {nome:<23}{' e '.join(limites)}")
     dizer("Conferida, é ela que o cache KV da lição 07 usa: a mesma conta, sem guardar\n"
-          "os T x S pesos.\n")
-    dizer("Custo: uma cabeça, d_k = 64, float32. A matriz de notas tem T x T números.")
+          "os T x S pesos.")
+    licao.pausa("o custo: a matriz e o tempo, de T = 256 a 4.096")
+    dizer("\nCusto: uma cabeça, d_k = 64, float32. A matriz de notas tem T x T números.")
     dizer(f"  {'T':>5} {'matriz T x T':>13} {'razão':>6} {'nossa':>11} {'razão':>6} "
           f"{'SDPA':>11}")
     Ts, nossos, sdpas = [256, 512, 1024, 2048, 4096], [], []
