@@ -525,7 +525,9 @@ def exp_cache(licao):
     dizer(f"{PASSOS_CONFERIDOS} passos gulosos: logits com cache contra o forward da "
           "lição 06:")
     dizer(f"  max |diferença| {limite(delta, TETO_LOGITS)} (maior |logit|: {num(escala, 1)})"
-          f" -> {'os mesmos' if ok else 'NÃO conferem'}\n")
+          f" -> {'os mesmos' if ok else 'NÃO conferem'}")
+    dizer("  (o passo com cache usa a atencao_rapida da lição 03, o SDPA; o forward da\n"
+          "  lição 06, a conta à mão: dois caminhos independentes)\n")
 
     fator = min(1.0, (cfg.n_positions - 1) / max(COMPRIMENTOS))   # cabe no contexto
     comprimentos = sorted({max(1, round(n * fator)) for n in COMPRIMENTOS})
