@@ -80,7 +80,6 @@ def atencao_com_cache(attn, x, cache, camada, causal=True, rapida=True):
     return attn.c_proj(L04.juntar_cabecas(y))               # (B, T, C)
 
 
-
 def passo(modelo, ids, cache, causal=True, rapida=True):
     """Roda pelo modelo só os tokens novos `ids` (B, T), guardando K e V no cache.
     Devolve os logits da última posição, (B, V): é deles que sai o próximo token.
