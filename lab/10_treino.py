@@ -1089,7 +1089,9 @@ def preparar_dispositivo(args):
         dizer(linha)
     if n > 1:
         distribuido.iniciar(args.dispositivo)
-        backend = "nccl" if args.dispositivo == "cuda" else "gloo"
+        import torch.distributed as dist
+
+        backend = dist.get_backend()
         dizer(quebrar(f"Treino em {n} processos (torchrun, {backend}): cada um treina "
                       f"{args.lote // n} das {args.lote} sequências de cada lote, e só o "
                       "processo 0 escreve na tela e nos arquivos. Com o torchrun, os "

@@ -39,7 +39,7 @@ def _tem_mps(torch) -> bool:
 def _sem_cuda(torch) -> str:
     """Por que não há CUDA: a versão do PyTorch só para CPU, ou nenhuma GPU visível."""
     if getattr(torch.version, "cuda", None) is None:
-        return (f"o PyTorch instalado ({torch.__version__}) é a versão só para CPU (a "
+        return (f"o PyTorch instalado, {torch.__version__}, é a versão só para CPU (a "
                 "versão com CUDA se instala pelo comando de pytorch.org)")
     return "o PyTorch tem CUDA, mas não achou uma GPU (o driver da NVIDIA está instalado?)"
 
@@ -61,7 +61,7 @@ def escolher(pedido: str = "auto", torch=None) -> tuple[str, str]:
             return "cuda", "há uma GPU CUDA"
         if _tem_mps(torch):
             return "mps", "há a GPU da Apple (MPS) e nenhuma CUDA"
-        return "cpu", f"nenhuma GPU CUDA nem MPS ({_sem_cuda(torch)})"
+        return "cpu", f"não há GPU CUDA nem MPS: {_sem_cuda(torch)}"
     if pedido == "cuda" and not _tem_cuda(torch):
         raise DispositivoAusente(f"--dispositivo cuda: não há GPU CUDA aqui: {_sem_cuda(torch)}. "
                                  "Sem GPU, use --dispositivo cpu (ou auto).")

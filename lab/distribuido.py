@@ -68,16 +68,17 @@ def so_o_principal_escreve() -> None:
 def iniciar(dispositivo: str = "cpu", prazo: float = PRAZO):
     """Entra no grupo de processos (MASTER_ADDR, MASTER_PORT, RANK e WORLD_SIZE, postas pelo
     torchrun ou por lancar): gloo na CPU, nccl na GPU CUDA (uma GPU por processo, a do
-    LOCAL_RANK). Um SIGTERM (o torchrun encerrando os outros quando um cai) vira uma linha
+    LOCAL_RANK; gloo onde não há nccl, como no Windows). Um SIGTERM (o torchrun encerrando os outros quando um cai) vira uma linha
     em português e a saída 1. Devolve o torch.device deste processo."""
     import datetime
 
     import torch
     import torch.distributed as dist
 
-    if dispositivo == "cuda":
-        torch.cuda.set_device(posto_local())
-        aparelho, backend = torch.device("cuda", posto_local()), "nccl"
+    if dispositivo == "cuda":          # o Windows não tem o nccl: lá, o gloo (que também
+        torch.cuda.set_device(posto_local())                    # faz a média na GPU)
+        aparelho = torch.device("cuda", posto_local())
+        backend = "nccl" if dist.is_nccl_available() else "gloo"
     else:
         aparelho, backend = torch.device(dispositivo), "gloo"
     ao_sinal(signal.SIGTERM, "O treino parou: outro processo do grupo caiu, e o torchrun "

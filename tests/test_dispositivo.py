@@ -32,7 +32,7 @@ def test_auto_escolhe_cuda_depois_mps_depois_cpu(maquina, cuda, mps, esperado):
     assert nome == esperado and motivo
     linha = dispositivo.anuncio(nome, motivo, torch)
     if esperado == "cpu":
-        assert linha is None and "nenhuma GPU CUDA nem MPS" in motivo
+        assert linha is None and "não há GPU CUDA nem MPS" in motivo
     else:
         assert linha.startswith("Dispositivo: GPU") and motivo in " ".join(linha.split())
     if esperado == "cuda":
@@ -74,3 +74,20 @@ def test_cuda_pedida_sem_gpu_de_verdade_sai_com_2():
     assert "erro: --dispositivo cuda: não há GPU CUDA aqui" in texto
     assert "Use --dispositivo cpu (ou auto)" in texto or "use --dispositivo cpu (ou auto)" in texto
     assert "Traceback" not in r.saida + r.erros and "Experimento" not in r.saida
+
+
+def test_a_licao_00_diz_o_que_a_10_usaria(maquina, capsys):
+    """A verificação 2 da lição 00: o dispositivo que o --dispositivo auto da lição 10
+    escolheria, e o motivo (aqui, com uma GPU CUDA de mentira, e sem nenhuma)."""
+    import types
+
+    from licao import importar_licao
+
+    L00 = importar_licao("00_check")
+    for tem, esperado in (({"cuda": True}, "usaria: GPU CUDA (NVIDIA de teste)"),
+                          ({"versao_cuda": None}, "usaria: CPU (--dispositivo auto), porque "
+                                                  "não há GPU CUDA nem MPS")):
+        maquina(**tem)
+        L00.exp_maquina(types.SimpleNamespace())
+        saida = " ".join(capsys.readouterr().out.split())
+        assert f"dispositivo o treino das lições 10 e 11 {esperado}" in saida, saida
