@@ -26,7 +26,7 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
           "treinar", "PASTA"),
     opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns minutos: o "
           "plano diz quantos)"),
-    opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 30 s)"),
+    opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 40 s)"),
     opcao_dispositivo(),                     # onde treinar: o experimento 3 e o --amostrar
 ])
 so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
@@ -511,7 +511,13 @@ def exp_treino(licao):
                     avaliar_e_guardar(passo, agora - inicio)
                     ultimo = time.perf_counter()
         except RuntimeError as erro:           # um processo do grupo caiu (com torchrun)
-            raise distribuido.queda(erro) from None
+            caiu = distribuido.queda(erro)
+            if not isinstance(caiu, distribuido.ProcessoCaiu):
+                raise
+            barra.__exit__(None, None, None)
+            dizer("\n" + quebrar(f"O treino parou: {caiu}"))
+            _ao_ctrl_c()                       # o checkpoint que ficou
+            sys.exit(1)
     if not escreve:
         return
     final = historico["validação"][-1]
@@ -920,7 +926,7 @@ def exp_dividir(licao):
                                 "rode-o sem o torchrun (--so 6 --dividir).")
     if not args.dividir:
         dizer(f"\nPara ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
-              "uns\n10 a 30 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
+              "uns\n10 a 40 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
         return
     entrada = {"config": c, "semente": args.semente, "taxa": args.taxa, "B": B, "T": T,
                "passos": PASSOS_DIVIDIDOS}

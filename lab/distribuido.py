@@ -126,9 +126,9 @@ def queda(erro: BaseException) -> BaseException:
                                     "peer", "broken pipe")):
         return erro
     return ProcessoCaiu(
-        f"outro processo do treino parou no meio de uma média dos gradientes (o posto "
-        f"{posto()} esperava por ele): o treino não continua com um processo a menos. "
-        "Rode de novo; se for sempre o mesmo, veja a mensagem de erro dele.")
+        f"outro processo do treino parou no meio de uma média dos gradientes (o processo "
+        f"{posto()} esperava por ele), e o treino não continua com um processo a menos. "
+        "Rode de novo; se acontecer sempre, veja o erro na tela do que parou.")
 
 
 # ---------------------------------------------------------------- N processos aqui

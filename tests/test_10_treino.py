@@ -24,7 +24,7 @@ import torch
 
 import sessao
 from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
-from console import num
+from console import inteiro, num
 from licao import importar_licao
 
 L10 = importar_licao("10_treino")
@@ -793,3 +793,26 @@ def test_so_o_processo_0_grava(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["loja"] or \
         sorted(p.name for p in tmp_path.iterdir()) == []
     assert "Amostra no passo" not in capsys.readouterr().out
+
+
+def test_as_contas_das_secoes_7_e_8_da_apostila():
+    """Os números que a apostila escreve nas seções 7 (dividir o treino) e 8 (até a escala
+    da internet) saem das contas que ela mesma descreve, refeitas aqui; e os do experimento 6
+    (o teto, os passos) são as constantes do script."""
+    a = apostila()
+    N = 817_920
+    assert f"{inteiro(N)} números de 4 bytes, {num(N * 4 / 1e6, 1)} MB por passo" in a
+    assert f"{inteiro(N)} × 16 = {num(N * 16 / 1e6, 1)} MB" in a
+    psi = 175e9
+    assert num(psi * 16 / 1e12, 1) == "2,8" and "= 2{,}8 \\text{ TB}" in a
+    assert f"1/{round(psi * 16 / 80e9)} disso" in a
+    assert f"{num(6 * psi * 300e9 / 1e23, 2)}·10²³ FLOPs" in a
+    dias = {k: k * psi * 300e9 / (1024 * 140e12) / 86400 for k in (6, 8)}
+    assert f"leva {round(dias[6])} dias em 1.024 GPUs" in a and f"chega a {round(dias[8])} dias" in a
+    zero = [16 * 7.5, 4 * 7.5 + 12 * 7.5 / 64, 2 * 7.5 + 14 * 7.5 / 64, 16 * 7.5 / 64]
+    assert (f"{num(zero[0], 0)} GB por GPU sem o ZeRO, {num(zero[1], 1)} GB, {num(zero[2], 1)} GB "
+            f"e {num(zero[3], 1)} GB nos três estágios") in a
+    assert f"2,8 TB / 64 = {num(psi * 16 / 64 / 1e9, 2)} GB por GPU" in a
+    assert L10.TETO_PESOS == 1e-4 and "com um teto, 10⁻⁴" in a and "(`< 1e-4`)" in a
+    assert f"treina três vezes, {L10.PASSOS_DIVIDIDOS} passos cada" in a
+    assert L10.PROCESSOS == 2 and "a frase de baixo diz, calculada deles" in a
