@@ -968,9 +968,9 @@ def exp_dividir(licao):
         frase = (f"Com {n} processos o passo ficou mais curto: cada um faz metade da conta, "
                  "e a média custa menos do que isso poupa.")
     else:
-        frase = (f"Com {n} processos o passo não ficou mais curto: aqui eles dividem os "
-                 "mesmos núcleos (cada um com menos threads que o processo só), e a média "
-                 "ainda soma o seu tempo.")
+        frase = (f"Com {n} processos o passo não ficou mais curto: a conta de cada um caiu "
+                 "à metade, mas aqui eles disputam os mesmos núcleos e a mesma memória (entre "
+                 "si e com os outros programas), e a média ainda soma o seu tempo.")
     dizer(quebrar(frase + " O paralelismo de dados rende quando cada processo tem o seu "
                   "acelerador (ou a sua máquina) e o lote é grande: a conta de cada um "
                   "encolhe com o número de processos, e a média não (ela depende só de N, "
