@@ -84,10 +84,13 @@ def exp_maquina(licao):
     dizer(f"  sistema       {platform.system()} {platform.release()} ({platform.machine()})")
     n = torch.get_num_threads()
     dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {n} thread{'s' if n > 1 else ''}")
-    dispositivo = "CPU (o lab inteiro roda nela)"
-    if torch.cuda.is_available():
-        dispositivo += f"; há também GPU CUDA: {torch.cuda.get_device_name(0)} (não é usada)"
-    dizer(f"  dispositivo   {dispositivo}")
+    from dispositivo import escolher, nome_legivel
+
+    nome, motivo = escolher("auto", torch)     # o que a lição 10 usaria, e por quê
+    dizer(textwrap.fill(f"o treino das lições 10 e 11 usaria: {nome_legivel(nome, torch)} "
+                        f"(--dispositivo auto), porque {motivo}. As lições 01 a 09 rodam "
+                        "sempre na CPU.", width=largura() - 1,
+                        initial_indent="  dispositivo   ", subsequent_indent=" " * 16))
     livre = memoria_disponivel()
     if livre is None:
         dizer("  memória       não consegui medir")

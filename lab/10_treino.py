@@ -3,8 +3,11 @@
 2. O modelo: o GPT2 da lição 06, pequeno, e os FLOPs de um passo
 3. O laço de treino: a perda cai e as amostras viram palavras
 4. Quanto a sua CPU rendeu: FLOP/s contra o matmul
-5. A fronteira do compute: o melhor tamanho para cada orçamento"""
+5. A fronteira do compute: o melhor tamanho para cada orçamento
+6. Dividir o treino: dois processos, o mesmo lote"""
 import math
+from dispositivo import opcao_dispositivo
+from distribuido import so_o_principal_escreve
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
@@ -23,7 +26,10 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
           "treinar", "PASTA"),
     opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns minutos: o "
           "plano diz quantos)"),
+    opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 40 s)"),
+    opcao_dispositivo(),                     # onde treinar: o experimento 3 e o --amostrar
 ])
+so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 GPT2 = importar_licao("06_gpt2").GPT2               # o modelo da lição 06, sem cópia
@@ -31,14 +37,17 @@ escolher = importar_licao("07_generation").escolher  # o sorteio da lição 07
 
 
 # ============================================================ a peça
-def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerador, final=0.1):
+def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerador, final=0.1,
+            parte=slice(None)):
     """O laço de treino. A cada passo: a taxa do cronograma, um lote sorteado do texto, a
     perda, o gradiente (backward), o corte da norma do gradiente em 1 e um passo do AdamW.
-    Devolve (passo, perda) depois de cada passo: quem chama mede, avalia e amostra."""
+    Devolve (passo, perda) depois de cada passo: quem chama mede, avalia e amostra.
+    parte: as sequências do lote que este processo treina (com vários, cada um sorteia o
+    mesmo lote global e fica com a sua fatia: o experimento 6)."""
     for passo in range(passos):
         otimizador.lr = taxa(passo, passos, maxima, aquecimento, final)
         x, y = lote(dados, B, T, gerador)                        # (B, T), (B, T)
-        yield passo + 1, passo_de_treino(modelo, otimizador, x, y).item()
+        yield passo + 1, passo_de_treino(modelo, otimizador, x[parte], y[parte]).item()
 
 
 def passo_de_treino(modelo, otimizador, x, y, marcar=lambda: None):
@@ -73,8 +82,17 @@ def lote(dados, B, T, gerador):
 
 def perda(modelo, x, y):
     """Entropia cruzada média: -ln da probabilidade que o modelo dá ao caractere certo."""
+    x, y = (t.to(next(modelo.parameters()).device) for t in (x, y))  # onde o modelo está
     logits = modelo(x)                                            # (B, T, V)
     return torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T,)
+
+
+def media_dos_gradientes(gradientes):
+    """O all-reduce do paralelismo de dados: cada processo tem o gradiente da perda média
+    da sua parte do lote; somados em todos e divididos pelo número de processos, dão o
+    gradiente do lote inteiro (a média das médias de partes iguais é a média do todo).
+    gradientes: uma lista por processo, com um tensor por peso."""
+    return [sum(g) / len(g) for g in zip(*gradientes)]
 
 
 def adamw(modelo, maxima):
@@ -129,10 +147,13 @@ def avaliar(modelo, lotes):
 @torch.no_grad()
 def amostrar(modelo, ids, novos, T, geradores, temperatura=0.8):
     """`novos` caracteres sorteados pelo `escolher` da lição 07, um por vez, vendo só os
-    últimos T: o modelo só aprendeu T posições (ids (B, S) -> (B, S + novos))."""
+    últimos T: o modelo só aprendeu T posições (ids (B, S) -> (B, S + novos)). O sorteio
+    é na CPU, com os geradores dela: a mesma amostra em qualquer dispositivo."""
+    ids = ids.to(next(modelo.parameters()).device)
     for _ in range(novos):
-        logits = modelo(ids[:, -T:])[:, -1]                       # (B, V): a última posição
-        ids = torch.cat([ids, escolher(logits, temperatura, geradores=geradores)], dim=1)
+        logits = modelo(ids[:, -T:])[:, -1].cpu()                 # (B, V): a última posição
+        proximo = escolher(logits, temperatura, geradores=geradores)   # (B, 1)
+        ids = torch.cat([ids, proximo.to(ids.device)], dim=1)
     return ids
 
 
@@ -149,19 +170,21 @@ def salvar(arquivo, modelo, config, **extra):
     os.replace(temporario, arquivo)
 
 
-def carregar(arquivo):
-    """(modelo, tokenizador, checkpoint) de um arquivo gravado por salvar(). Só tensores e
-    números (weights_only=True): um checkpoint não executa código ao ser lido."""
+def carregar(arquivo, dispositivo="cpu"):
+    """(modelo, tokenizador, checkpoint) de um arquivo gravado por salvar(), no dispositivo
+    pedido (um checkpoint gravado numa GPU abre na CPU). Só tensores e números
+    (weights_only=True): um checkpoint não executa código ao ser lido."""
     ck = torch.load(arquivo, map_location="cpu", weights_only=True)
     c = ck["config"]
     modelo = GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
     modelo.load_state_dict(ck["pesos"])
-    return modelo.eval(), Caracteres(c["alfabeto"]), ck
+    return modelo.to(dispositivo).eval(), Caracteres(c["alfabeto"]), ck
 
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
-__all__ = ["treinar", "passo_de_treino", "taxa", "lote", "perda", "adamw", "ALFABETO",
-           "Caracteres", "separar", "avaliar", "amostrar", "salvar", "carregar"]
+__all__ = ["treinar", "passo_de_treino", "taxa", "lote", "perda", "media_dos_gradientes",
+           "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "amostrar", "salvar",
+           "carregar"]
 
 
 # ============================================================ os experimentos
@@ -173,6 +196,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import distribuido  # noqa: E402
 import figuras  # noqa: E402
 from console import (Progresso, cientifico, dizer, inteiro, legivel, limite, num,  # noqa: E402
                      pct, plural, quebrar)
@@ -412,8 +436,12 @@ def exp_treino(licao):
     texto, _, tok, treino, validacao = dados()
     B, T, passos = args.lote, c["contexto"], args.passos
     aquecimento = min(AQUECIMENTO, passos // 10)
-    modelo = novo_modelo(c, args.semente)
+    modelo = novo_modelo(c, args.semente).to(getattr(args, "dispositivo", "cpu"))
     otimizador = adamw(modelo, args.taxa)
+    rede, escreve = modelo, distribuido.principal()   # só o processo 0 avalia e grava
+    if distribuido.mundo() > 1:     # torchrun: cada processo treina a sua fatia do lote, e
+        from torch.nn.parallel import DistributedDataParallel   # o DDP faz, no backward, a
+        rede = DistributedDataParallel(modelo)                   # média dos gradientes
     g = torch.Generator().manual_seed(args.semente)
     fixos = {"treino": lotes_fixos(treino, B, T, args.semente + 1),
              "validação": lotes_fixos(validacao, B, T, args.semente + 2)}
@@ -428,7 +456,7 @@ def exp_treino(licao):
                      "sem aquecimento")
                   + f" e cosseno até {cientifico(args.taxa / 10, 0)}; corte da norma do "
                   "gradiente em 1; decaimento de peso 0,1."))
-    if arquivo.exists():
+    if arquivo.exists() and escreve:
         dizer("\n" + quebrar(f"Aviso: este treino grava por cima de {curto(arquivo)}, o "
                              "modelo de um treino anterior. Para guardar os dois, treine com "
                              "--checkpoint outro.pt."))
@@ -466,20 +494,32 @@ def exp_treino(licao):
         ao_interromper(_ao_ctrl_c)
         ESTADO["registrado"] = True
     inicio = time.perf_counter()
-    avaliar_e_guardar(0, 0.0)
+    if escreve:
+        avaliar_e_guardar(0, 0.0)
     ultimo, janela = time.perf_counter(), []
     with Progresso(passos, "treinando") as barra:
-        for passo, p in treinar(modelo, otimizador, treino, passos, B, T, args.taxa,
-                                aquecimento, g):
-            historico["lote"].append(p)
-            agora = time.perf_counter()
-            janela = (janela + [agora - ultimo])[-20:]
-            ultimo = agora
-            barra.avancar(descricao=f"passo {inteiro(passo)}, "
-                          f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
-            if passo % a_cada == 0 or passo == passos:
-                avaliar_e_guardar(passo, agora - inicio)
-                ultimo = time.perf_counter()
+        try:
+            for passo, p in treinar(rede, otimizador, treino, passos, B, T, args.taxa,
+                                    aquecimento, g, parte=distribuido.fatia(B)):
+                historico["lote"].append(distribuido.media(p))   # a perda do lote inteiro
+                agora = time.perf_counter()
+                janela = (janela + [agora - ultimo])[-20:]
+                ultimo = agora
+                barra.avancar(descricao=f"passo {inteiro(passo)}, "
+                              f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
+                if escreve and (passo % a_cada == 0 or passo == passos):
+                    avaliar_e_guardar(passo, agora - inicio)
+                    ultimo = time.perf_counter()
+        except RuntimeError as erro:           # um processo do grupo caiu (com torchrun)
+            caiu = distribuido.queda(erro)
+            if not isinstance(caiu, distribuido.ProcessoCaiu):
+                raise
+            barra.__exit__(None, None, None)
+            dizer("\n" + quebrar(f"O treino parou: {caiu}"))
+            _ao_ctrl_c()                       # o checkpoint que ficou
+            sys.exit(1)
+    if not escreve:
+        return
     final = historico["validação"][-1]
     abaixo = final < LIMIAR_VALIDACAO
     dizer(f"Perda de validação: {num(historico['validação'][0], 2)} -> {num(final, 2)} "
@@ -785,6 +825,161 @@ def figura_fronteira(licao, modelos, perdas, cs, melhor):
     licao.salvar_figura(fig, "10_fronteira.png")
 
 
+# ============================================================ experimento 6
+PROCESSOS = 2            # o experimento 6 divide o lote global entre 2 processos
+PASSOS_DIVIDIDOS = 10    # passos de treino com --dividir
+TETO_GRADIENTE = 1e-6    # |média das partes - lote inteiro|: abaixo disto, arredondamento
+TETO_PESOS = 1e-4        # |pesos com 2 processos - com 1| depois dos passos: o AdamW amplia o
+#                          arredondamento (medido: ~1e-6); sem a média, dá ~1e-2
+
+
+def gradientes(modelo, x, y):
+    """O gradiente da perda média do lote (x, y), um tensor por peso."""
+    modelo.zero_grad(set_to_none=True)
+    perda(modelo, x, y).backward()
+    return [p.grad.clone() for p in modelo.parameters()]
+
+
+def norma(tensores):
+    return math.sqrt(sum(float((t.double() ** 2).sum()) for t in tensores))
+
+
+def max_diferenca(a, b):
+    """max |a - b|, peso a peso (listas de tensores, ou dois state_dict)."""
+    if isinstance(a, dict):
+        a, b = list(a.values()), [b[k] for k in a]
+    return max(float((p.double() - q.double()).abs().max()) for p, q in zip(a, b))
+
+
+def treino_dividido(e):
+    """O treino curto do experimento 6, sozinho ou num dos processos que lancar() abre: o
+    mesmo modelo e os mesmos lotes globais em todos; cada processo treina a sua fatia, e
+    o DistributedDataParallel faz a média dos gradientes no backward. Devolve os pesos, o
+    tempo de cada passo e o de um all-reduce de N números (com mais de um processo)."""
+    _, _, _, treino, _ = dados()
+    modelo = novo_modelo(e["config"], e["semente"])
+    otimizador = adamw(modelo, e["taxa"])
+    rede = modelo
+    if distribuido.mundo() > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        rede = DistributedDataParallel(modelo)
+    g = torch.Generator().manual_seed(e["semente"])
+    tempos, ultimo = [], time.perf_counter()
+    parte = e.get("parte") or distribuido.fatia(e["B"])           # a fatia deste processo
+    for _ in treinar(rede, otimizador, treino, e["passos"], e["B"], e["T"], e["taxa"],
+                     max(1, e["passos"] // 10), g, parte=parte):
+        agora = time.perf_counter()
+        tempos.append(agora - ultimo)
+        ultimo = agora
+    comunicacao = None
+    if distribuido.mundo() > 1:                    # só a média: um all-reduce do tamanho
+        import torch.distributed as dist           # de todos os gradientes juntos
+
+        tudo = torch.zeros(sum(p.numel() for p in modelo.parameters()))
+        medidas = []
+        for _ in range(6):
+            inicio = time.perf_counter()
+            dist.all_reduce(tudo)
+            medidas.append(time.perf_counter() - inicio)
+        comunicacao = statistics.median(medidas[1:])
+    return {"pesos": {k: v.detach().clone() for k, v in modelo.state_dict().items()},
+            "segundos": statistics.median(tempos[1:]), "comunicacao": comunicacao,
+            "threads": torch.get_num_threads()}
+
+
+@LICAO.experimento(6)
+def exp_dividir(licao):
+    args = licao.args
+    c = configuracao(args)
+    B, T, n = args.lote, c["contexto"], PROCESSOS
+    if B % n:
+        raise ExperimentoPulado(f"--lote {B} não se divide entre {n} processos: use um lote "
+                                f"par (exemplo: --lote {n * max(1, B // n)}).")
+    b = B // n
+    _, _, _, treino, _ = dados()
+    modelo = novo_modelo(c, args.semente)
+    x, y = lote(treino, B, T, torch.Generator().manual_seed(args.semente))   # (B, T), (B, T)
+    todo = gradientes(modelo, x, y)                     # um processo, com o lote inteiro
+    partes = [gradientes(modelo, x[distribuido.fatia(B, k, n)], y[distribuido.fatia(B, k, n)])
+              for k in range(n)]                        # cada processo, com a sua fatia
+    media_ = media_dos_gradientes(partes)               # o que o all-reduce entrega a todos
+    diferenca = max_diferenca(media_, todo)
+    iguais = licao.verificar(diferenca < TETO_GRADIENTE, "média dos gradientes = lote inteiro")
+    dizer(quebrar(f"O lote global do experimento 3: {B} sequências de {T} caracteres, no "
+                  f"modelo do experimento 2. Dividido entre {n} processos, cada um fica com "
+                  f"{b} e calcula o gradiente da perda média das suas:") + "\n")
+    for k in range(n):
+        fim = f"sequências {k * b} a {(k + 1) * b - 1}"
+        dizer(f"  {f'norma do gradiente, processo {k} ({fim})':<54}{num(norma(partes[k]), 2):>8}")
+    dizer(f"  {f'a média dos {n} (o all-reduce: soma e divide por {n})':<54}"
+          f"{num(norma(media_), 2):>8}")
+    dizer(f"  {'o lote inteiro, num processo só':<54}{num(norma(todo), 2):>8}")
+    dizer(f"  max |média - lote inteiro|, peso a peso: {limite(diferenca, TETO_GRADIENTE)}: "
+          + ("iguais." if iguais else "DIFERENTES."))
+    dizer(quebrar("A perda é uma média: a média das médias de partes iguais é a média do "
+                  "todo, e o gradiente de uma média é a média dos gradientes. Com o mesmo "
+                  "gradiente, cada processo dá o mesmo passo do AdamW, e os pesos seguem "
+                  "iguais em todos: é o paralelismo de dados (data parallelism)."))
+    if distribuido.mundo() > 1:
+        raise ExperimentoPulado("com o torchrun, o experimento 6 não abre os seus processos: "
+                                "rode-o sem o torchrun (--so 6 --dividir).")
+    if not args.dividir:
+        dizer(f"\nPara ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
+              "uns\n10 a 40 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
+        return
+    entrada = {"config": c, "semente": args.semente, "taxa": args.taxa, "B": B, "T": T,
+               "passos": PASSOS_DIVIDIDOS}
+    licao.pausa(f"{n} processos de verdade")
+    dizer()
+    dizer(quebrar(f"{n} processos de verdade (gloo, DistributedDataParallel), "
+                  f"{PASSOS_DIVIDIDOS} passos: cada um sorteia o mesmo lote global de {B} e "
+                  f"treina as suas {b} sequências. Contra 1 processo com o lote inteiro, e "
+                  f"contra 1 processo só com as {b} primeiras (sem a média):"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)                # como cada um dos n processos: 1 thread, 1 núcleo
+    try:
+        with Progresso(3, "1 processo") as barra:
+            um = treino_dividido(entrada)                       # 1 processo, o lote inteiro
+            barra.avancar(descricao="sem a média")
+            sem = treino_dividido({**entrada, "parte": slice(0, b)})
+            barra.avancar(descricao=f"{n} processos")
+            dois = distribuido.lancar(n, __file__, "treino_dividido", entrada, prazo=120)
+            barra.avancar()
+    finally:
+        torch.set_num_threads(threads)
+    diferenca, sem_media = max_diferenca(dois["pesos"], um["pesos"]), \
+        max_diferenca(sem["pesos"], um["pesos"])
+    iguais = licao.verificar(diferenca < TETO_PESOS < sem_media, "2 processos = 1 processo")
+    dizer(f"  {f'max |pesos com {n} processos - com 1|':<44}{limite(diferenca, TETO_PESOS):>8}")
+    dizer(f"  {'max |pesos sem a média - com 1|':<44}{limite(sem_media, TETO_PESOS):>8}")
+    dizer(quebrar("Iguais: dividir o lote entre processos é o mesmo treino (o que sobra é "
+                  "arredondamento, que o AdamW amplia um pouco a cada passo); sem a média, "
+                  "é outro treino." if iguais else
+                  f"DIFERENTES: os {n} processos não deram o treino de 1 processo."))
+    t1, t2, com = um["segundos"], dois["segundos"], dois["comunicacao"]
+    N = sum(p.numel() for p in modelo.parameters())
+    dizer("\nTempo por passo nesta máquina (a mediana, sem o primeiro passo):")
+    for nome, t in ((f"1 processo, {plural(um['threads'], 'thread')}", t1),
+                    (f"{n} processos, {plural(dois['threads'], 'thread')} cada", t2),
+                    (f"  só a média: um all-reduce de {inteiro(N)} números", com)):
+        dizer(f"  {nome:<52}{num(1000 * t, 0):>6} ms")
+    if t2 < 0.9 * t1:
+        frase = (f"Com {n} processos o passo ficou mais curto: cada um faz metade da conta, "
+                 "e a média custa menos do que isso poupa.")
+    else:
+        frase = (f"Com {n} processos o passo não ficou mais curto: a conta de cada um caiu "
+                 "à metade, mas aqui eles disputam os mesmos núcleos e a mesma memória (entre "
+                 "si e com os outros programas), e a média ainda soma o seu tempo.")
+    dizer(quebrar(frase + " O paralelismo de dados rende quando cada processo tem o seu "
+                  "acelerador (ou a sua máquina) e o lote é grande: a conta de cada um "
+                  "encolhe com o número de processos, e a média não (ela depende só de N, "
+                  "não do lote)."))
+    dizer()
+    dizer(quebrar("O experimento 3 inteiro em vários processos, ou em duas máquinas, com o "
+                  "torchrun: os comandos estão na apostila, seção \"Dividir o treino\"."))
+
+
 # ============================================================ --amostrar e --exportar
 def comando_amostrar(arquivo, *outros):
     """O comando que gera texto com este checkpoint (as duas formas: Windows e Linux)."""
@@ -801,7 +996,10 @@ def exportar(modelo, tok, config, pasta):
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()                             # gravar é rápido: sem barra
+    if next(modelo.parameters()).device.type != "cpu":           # treinado numa GPU: a pasta
+        import copy                                               # e a conferência, na CPU
 
+        modelo = copy.deepcopy(modelo).cpu()
     linha = tok.ids["\n"]
     hf = GPT2LMHeadModel(GPT2Config(
         vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
@@ -830,7 +1028,7 @@ def so_amostrar(args):
     transformers (sem treinar e sem sortear)."""
     arquivo = caminho_checkpoint(args)
     try:
-        modelo, tok, ck = carregar(arquivo)
+        modelo, tok, ck = carregar(arquivo, getattr(args, "dispositivo", "cpu"))
     except FileNotFoundError:
         dizer(quebrar(f"erro: não achei o checkpoint {arquivo}. Treine antes (rode a lição "
                       "sem --amostrar) ou diga onde ele está com --checkpoint ARQUIVO."))
@@ -876,12 +1074,50 @@ def exportar_e_dizer(args, modelo, tok, config):
     return iguais
 
 
+def preparar_dispositivo(args):
+    """--dispositivo e o torchrun, antes dos experimentos: o dispositivo escolhido (dito na
+    tela, se não for a CPU), e, com vários processos, o grupo (gloo ou nccl). Um pedido que
+    não dá (uma GPU que não existe, um lote que não se divide) é uso errado: saída 2."""
+    from dispositivo import anuncio, ou_sair
+
+    args.dispositivo, motivo = ou_sair(args.dispositivo, "lab/10_treino.py")
+    n = distribuido.mundo()
+    erro = (f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl (CUDA); "
+            "use --dispositivo cpu" if n > 1 and args.dispositivo == "mps" else
+            f"--lote {args.lote} não se divide entre os {n} processos do torchrun: cada um "
+            f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, args.lote // n)})"
+            if args.lote % n else None)
+    if erro:
+        print(quebrar(f"erro: {erro}."), file=sys.stderr)
+        sys.exit(2)
+    linha = anuncio(args.dispositivo, motivo, torch)
+    if linha:
+        dizer(linha)
+    if n > 1:
+        distribuido.iniciar(args.dispositivo)
+        import torch.distributed as dist
+
+        backend = dist.get_backend()
+        dizer(quebrar(f"Treino em {n} processos (torchrun, {backend}): cada um treina "
+                      f"{args.lote // n} das {args.lote} sequências de cada lote, e só o "
+                      "processo 0 escreve na tela e nos arquivos. Com o torchrun, os "
+                      "processos treinam juntos o experimento 3; os outros experimentos "
+                      "rodam só no processo 0, e o 6 fica de fora."))
+
+
 if __name__ == "__main__":
     if LICAO.args.largura % LICAO.args.cabecas:
         print(quebrar(f"erro: --largura {LICAO.args.largura} não se divide em --cabecas "
                       f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
                       "Exemplo: --largura 128 --cabecas 4."), file=sys.stderr)
         sys.exit(2)
+    preparar_dispositivo(LICAO.args)
     if LICAO.args.amostrar:
-        sys.exit(so_amostrar(LICAO.args))
-    sys.exit(LICAO.rodar())        # o próximo passo, a lição 11, sai no resumo
+        sys.exit(so_amostrar(LICAO.args) if distribuido.principal() else 0)
+    if not distribuido.principal():   # os outros processos do torchrun: só o treino
+        if LICAO.args.so and 3 not in LICAO.args.so:
+            sys.exit(0)
+        LICAO.args.so = [3]
+    codigo = LICAO.rodar()          # o próximo passo, a lição 11, sai no resumo
+    distribuido.encerrar()
+    sys.exit(codigo)

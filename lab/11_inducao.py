@@ -5,6 +5,7 @@
 4. O controle: uma camada só, e a armadilha do período fixo
 5. O seu GPT: a mesma busca no modelo da lição 10
 6. O GPT-2: a mesma busca, e a lição 04 de volta"""
+from dispositivo import opcao_dispositivo
 from licao import Licao, importar_licao, inteiro_entre, lista_de_inteiros, opcao, real_entre
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--passos", inteiro_entre(50, 10**5, "--passos 1500"), 600, "passos de treino", "N"),
@@ -17,6 +18,8 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
           "faixa dos períodos sorteados (padrão: 8-24)", "MIN-MAX"),
     opcao("--sem-posicao", "flag", None, "treina sem o embedding de posição (wpe zerado)"),
     opcao("--checkpoint", None, None, "o modelo da lição 10 (checkpoints/10_gpt.pt)", "ARQUIVO"),
+    opcao_dispositivo("onde treinar (experimentos 2 a 4): auto escolhe CUDA, depois MPS, "
+                      "depois a CPU"),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import contextlib
@@ -38,7 +41,7 @@ def sequencias(B, gerador, periodos=(8, 24), T=48, V=64):
 def repetidas(p, T):
     """(B, T - 1): True nas posições t >= p da entrada, onde o token de t já apareceu
     (em t - p) e o alvo, o token t + 1, também: ali o próximo dá para saber."""
-    return torch.arange(T - 1)[None] >= p[:, None]                            # (B, T - 1)
+    return torch.arange(T - 1, device=p.device)[None] >= p[:, None]           # (B, T - 1)
 
 
 def perdas_por_parte(modelo, ids, p):
@@ -86,7 +89,7 @@ def notas_de_inducao(pesos, p):
     t - p + 1, o token que veio DEPOIS da ocorrência anterior do token de t. É a nota da
     lição 04 com um período por sequência (lá, um só: t - n + 1)."""
     L, B, h, T, _ = pesos.shape
-    t = torch.arange(T)
+    t = torch.arange(T, device=pesos.device)
     alvo = (t[None] - p[:, None] + 1).clamp(min=0)                            # (B, T)
     valido = (t[None] >= p[:, None]).to(pesos.dtype)                          # (B, T)
     indice = alvo[None, :, None, :, None].expand(L, B, h, T, 1)
@@ -187,7 +190,8 @@ def configuracao(args, camadas=None):
     return {"camadas": camadas or args.camadas, "largura": args.largura,
             "cabecas": args.cabecas, "lote": args.lote, "taxa": args.taxa,
             "passos": args.passos, "periodos": periodos(args),
-            "sem_posicao": bool(args.sem_posicao), "semente": args.semente}
+            "sem_posicao": bool(args.sem_posicao), "semente": args.semente,
+            "dispositivo": getattr(args, "dispositivo", "cpu")}
 
 
 def avaliacao(semente, periodos_=PERIODOS, n=AVALIACAO):
@@ -197,18 +201,21 @@ def avaliacao(semente, periodos_=PERIODOS, n=AVALIACAO):
 
 @torch.no_grad()
 def medir(modelo, ids, p):
-    """Uma linha da tabela: as duas perdas e as notas de cada cabeça (L, h)."""
+    """Uma linha da tabela: as duas perdas e as notas de cada cabeça (L, h), na CPU (o
+    modelo pode estar numa GPU: as sequências vão até ele)."""
+    ids, p = (t.to(next(modelo.parameters()).device) for t in (ids, p))
     aleatoria, repetida = perdas_por_parte(modelo, ids, p)
     pesos = pesos_de_atencao(modelo, ids[:, :-1])                   # (L, B, h, T-1, T-1)
     return {"aleatória": aleatoria, "repetida": repetida,
-            "indução": notas_de_inducao(pesos, p), "anterior": notas_de_token_anterior(pesos)}
+            "indução": notas_de_inducao(pesos, p).cpu(),
+            "anterior": notas_de_token_anterior(pesos).cpu()}
 
 
 def rodar_treino(c, ao_medir=None, barra=None, modelo=None):
     """Treina o modelo da configuração c (ou `modelo`, já sorteado) e mede a cada A_CADA
     passos; devolve o histórico (passo, medidas e os pesos em cada linha) e o modelo."""
-    modelo = modelo or novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
-                                   c["sem_posicao"])
+    modelo = (modelo or novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
+                                    c["sem_posicao"])).to(c.get("dispositivo", "cpu"))
     otimizador = L10.adamw(modelo, c["taxa"])
     g = torch.Generator().manual_seed(c["semente"])
     ids, p = avaliacao(c["semente"], c["periodos"])
@@ -216,7 +223,7 @@ def rodar_treino(c, ao_medir=None, barra=None, modelo=None):
 
     def guardar(passo):
         historico.append({"passo": passo, **medir(modelo, ids, p),
-                          "pesos": {k: v.clone() for k, v in modelo.state_dict().items()}})
+                          "pesos": {k: v.cpu().clone() for k, v in modelo.state_dict().items()}})
         if ao_medir:
             ao_medir(historico[-1])
 
@@ -228,7 +235,7 @@ def rodar_treino(c, ao_medir=None, barra=None, modelo=None):
             barra.avancar(descricao=f"passo {inteiro(passo)}")
         if passo % A_CADA == 0 or passo == c["passos"]:
             guardar(passo)
-    return historico, modelo.eval()
+    return historico, modelo.cpu().eval()              # a análise dos experimentos: na CPU
 
 
 def transicao(historico, queda=QUEDA):
@@ -751,6 +758,11 @@ if __name__ == "__main__":
                       f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
                       "Exemplo: --largura 64 --cabecas 4."), file=sys.stderr)
         sys.exit(2)
+    from dispositivo import anuncio, ou_sair
+
+    LICAO.args.dispositivo, motivo = ou_sair(LICAO.args.dispositivo, "lab/11_inducao.py")
+    if anuncio(LICAO.args.dispositivo, motivo, torch):
+        dizer(anuncio(LICAO.args.dispositivo, motivo, torch))
     codigo = LICAO.rodar()
     if codigo != 130 and not LICAO.args.so and not LICAO.falhos:   # a lição inteira rodou
         fechar_curso()

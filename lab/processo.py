@@ -8,11 +8,12 @@ import sys
 from console import mostrar_cursor, parar_barras
 
 __all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "instalar_ctrl_c",
-           "semear"]
+           "ao_sinal", "semear"]
 
 
-def interromper() -> None:
-    """Termina JÁ, com uma linha e código 130, como um Ctrl+C.
+def interromper(mensagem: str = "Interrompido (Ctrl+C).", codigo: int = 130) -> None:
+    """Termina JÁ, com uma linha e código 130, como um Ctrl+C (ou outra linha e outro
+    código: o SIGTERM de ao_sinal).
 
     os._exit, e não sys.exit: sys.exit esperaria as threads de trabalho terminarem
     (treinos em paralelo seguiriam por segundos, a barra de progresso desenhando) e
@@ -21,11 +22,11 @@ def interromper() -> None:
     try:
         parar_barras()    # senão o rich redesenha a barra embaixo da linha
         mostrar_cursor()  # a barra do rich esconde o cursor
-        print("\nInterrompido (Ctrl+C).", flush=True)
+        print(f"\n{mensagem}", flush=True)
         sys.stderr.flush()
     except Exception:  # noqa: BLE001 - saindo de qualquer jeito
         pass
-    os._exit(130)
+    os._exit(codigo)
 
 
 def esperar(futuros):
@@ -72,6 +73,15 @@ def instalar_ctrl_c() -> None:
     trabalhando): uma linha, saída 130, na hora."""
     import signal
 
+    ao_sinal(signal.SIGINT, "Interrompido (Ctrl+C).", 130)
+
+
+def ao_sinal(sinal, mensagem: str, codigo: int) -> None:
+    """Ao receber `sinal`: apaga as barras, roda as funções de ao_interromper (o último
+    checkpoint), escreve `mensagem` e sai com `codigo`, na hora (o Ctrl+C, e o SIGTERM
+    com que o torchrun encerra os processos de um treino quando um deles cai)."""
+    import signal
+
     def parar(_sinal, _quadro):
         try:
             parar_barras()                 # as mensagens abaixo não ficam sob a barra
@@ -82,10 +92,10 @@ def instalar_ctrl_c() -> None:
                 funcao()
             except Exception:  # noqa: BLE001 - saindo de qualquer jeito
                 pass
-        interromper()
+        interromper(mensagem, codigo)
 
     try:
-        signal.signal(signal.SIGINT, parar)
+        signal.signal(sinal, parar)
     except ValueError:  # fora da thread principal
         pass
 

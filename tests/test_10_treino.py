@@ -24,7 +24,7 @@ import torch
 
 import sessao
 from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
-from console import num
+from console import inteiro, num
 from licao import importar_licao
 
 L10 = importar_licao("10_treino")
@@ -352,7 +352,7 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
     largas = [linha for linha in r.saida.splitlines() if len(linha) > 80    # (o caminho longo
               and not linha.startswith(("Figura salva:", "Checkpoint:", "  .venv"))]  # do tmp)
     assert not largas, largas
-    assert "5 de 5 experimentos rodaram." in r.saida
+    assert "6 de 6 experimentos rodaram." in r.saida
     texto = " ".join(r.saida.split())
     assert "40 passos de 4 x 16 = 64 caracteres (2.560 no total," in texto
     assert "Aviso:" not in texto                                 # não havia checkpoint antes
@@ -668,3 +668,151 @@ def test_os_primeiros_passos_do_treino_padrao_em_outra_cpu(variante):
     base = saida.splitlines()[:len(outra)]
     assert len(outra) > 20 and PALAVRAS.match(outra[-1])
     assert [TEMPO.sub(" N s", x) for x in outra] == [TEMPO.sub(" N s", x) for x in base]
+
+
+# ------------------------------------------------------------ dividir o treino (experimento 6)
+def _norma(tensores):
+    return math.sqrt(sum(float((t.double() ** 2).sum()) for t in tensores))
+
+
+def test_dividir_o_gradiente_confere_com_o_autograd(execucao_minuscula):
+    """O experimento 6 sem --dividir (na lição inteira, modelo minúsculo): as normas que ele
+    imprime são as do gradiente de cada metade e do lote inteiro, recalculadas aqui com o
+    autograd numa perda escrita à mão; e a média das metades é o gradiente do lote."""
+    r, _, _ = execucao_minuscula
+    secao = r.saida.split("Experimento 6/6 · Dividir o treino", 1)[1].split("Resumo")[0]
+    _, _, _, treino, _ = L10.dados()
+    c = {"camadas": 1, "largura": 16, "cabecas": 2, "contexto": 16, "alfabeto": L10.ALFABETO}
+    modelo = L10.novo_modelo(c, 0)
+    x, y = L10.lote(treino, 4, 16, torch.Generator().manual_seed(0))
+
+    def grad(xx, yy):                                  # a entropia cruzada, por extenso
+        logp = modelo(xx).log_softmax(-1)                              # (b, T, V)
+        p = -logp.gather(-1, yy[..., None]).mean()
+        return torch.autograd.grad(p, list(modelo.parameters()))
+
+    metades = [grad(x[:2], y[:2]), grad(x[2:], y[2:])]
+    todo = grad(x, y)
+    media = [(a + b) / 2 for a, b in zip(*metades)]
+    assert max(float((m - t).abs().max()) for m, t in zip(media, todo)) < 1e-6
+    numeros = [num(_norma(g), 2) for g in (*metades, media, todo)]
+    impressos = re.findall(r"^  (?:norma do gradiente|a média|o lote inteiro).* (\d+,\d{2})$",
+                           secao, re.M)
+    assert impressos == numeros, (impressos, numeros)
+    assert "max |média - lote inteiro|, peso a peso: < 1e-6: iguais." in secao
+    assert ".venv/bin/python lab/10_treino.py --so 6 --dividir" in secao
+
+
+def test_dividir_em_dois_processos_de_verdade(tmp_path):
+    """--so 6 --dividir, modelo minúsculo: 2 processos (gloo, DDP) dão os pesos de 1 processo
+    com o lote inteiro (a linha impressa: < 1e-4), e a diferença "sem a média" que a lição
+    imprime é a que sai aqui, de um laço escrito à parte (1 processo com o lote inteiro
+    contra 1 processo só com a primeira metade, os mesmos lotes)."""
+    r = rodar_script("10_treino.py", "--so", "6", "--dividir", *MINUSCULO)
+    assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
+    assert re.search(r"max \|pesos com 2 processos - com 1\| +< 1e-4$", r.saida, re.M)
+    assert "Iguais: dividir o lote entre processos é o mesmo treino" in " ".join(r.saida.split())
+    _, _, _, treino, _ = L10.dados()
+    c = {"camadas": 1, "largura": 16, "cabecas": 2, "contexto": 16, "alfabeto": L10.ALFABETO}
+    pesos = []
+    for parte in (slice(0, 4), slice(0, 2)):
+        torch.set_num_threads(1)
+        modelo = L10.novo_modelo(c, 0)
+        otimizador = L10.adamw(modelo, 1e-3)
+        g = torch.Generator().manual_seed(0)
+        k = L10.PASSOS_DIVIDIDOS
+        for passo in range(k):
+            otimizador.lr = L10.taxa(passo, k, 1e-3, max(1, k // 10))
+            x, y = L10.lote(treino, 4, 16, g)
+            otimizador.zero_grad()
+            L10.perda(modelo, x[parte], y[parte]).backward()
+            torch.nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
+            otimizador.step()
+        pesos.append(list(modelo.state_dict().values()))
+    sem_media = max(float((a - b).abs().max()) for a, b in zip(*pesos))
+    assert sem_media > 1e-4
+    assert re.search(rf"max \|pesos sem a média - com 1\| +{re.escape(L10.limite(sem_media, 1e-4))}$",
+                     r.saida, re.M), r.saida
+    assert re.search(r"^  2 processos, 1 thread cada +[\d.]+ ms$", r.saida, re.M)
+    largas = [linha for linha in r.saida.splitlines() if len(linha) > 80
+              and not linha.startswith("  .venv")]
+    assert not largas, largas
+
+
+def test_torchrun_dois_processos_treinam_como_um(tmp_path):
+    """torchrun (python -m torch.distributed.run) com 2 processos e gloo: o checkpoint tem os
+    pesos de 1 processo com o mesmo lote global (até 1e-5; medido: ~5e-7 em 20 passos do
+    modelo minúsculo), a tela é a de 1 processo (cada linha uma vez só, a do posto 0, sem o
+    aviso do torchrun em inglês: OMP_NUM_THREADS posto, como a apostila manda)."""
+    args = ["--so", "3", "--sem-figuras", *MINUSCULO, "--passos", "20"]
+    um = tmp_path / "um.pt"
+    r1 = rodar_script("10_treino.py", *args, "--checkpoint", str(um))
+    assert r1.returncode == 0, r1.saida + r1.erros
+    dois = tmp_path / "dois.pt"
+    ambiente = ambiente_de_aluno({"OMP_NUM_THREADS": "1"})
+    r2 = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                         str(RAIZ / "lab" / "10_treino.py"), *args, "--checkpoint", str(dois)],
+                        cwd=RAIZ, env=ambiente, capture_output=True, timeout=300)
+    saida, erros = r2.stdout.decode("cp1252", "replace"), r2.stderr.decode("cp1252", "replace")
+    assert r2.returncode == 0, saida[-2000:] + erros[-2000:]
+    assert not erros.strip(), erros                             # nem o aviso do torchrun
+    assert saida.count("Lição 10 · Treine o seu GPT") == 1 and saida.count("Resumo") == 1
+    assert "Treino em 2 processos (torchrun, gloo): cada um treina 2 das 4" in saida
+    tempo = re.compile(r" +[\d.]+,\d s$|^\([\d.]+,\d s\)$")    # os tempos, mascarados
+    inicio = saida.index("Experimento 3/6")
+    linhas = [tempo.sub(" T s", x) for x in saida[inicio:].replace(str(dois), "CK").splitlines()]
+    base = r1.saida[r1.saida.index("Experimento 3/6"):].replace(str(um), "CK").splitlines()
+    assert linhas == [tempo.sub(" T s", x) for x in base]        # a mesma tela
+    a, b = L10.carregar(um)[0].state_dict(), L10.carregar(dois)[0].state_dict()
+    assert max(float((a[k] - b[k]).abs().max()) for k in a) < 1e-5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dois.pt", "um.pt"]   # sem .tmp
+
+
+def test_so_o_processo_0_grava(tmp_path, monkeypatch, capsys):
+    """O experimento 3 num processo que não é o 0 (RANK=1 de WORLD_SIZE=2, num grupo gloo
+    de verdade de um processo só): treina, mas não avalia, não grava checkpoint nem figura."""
+    import types
+
+    import torch.distributed as dist
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'loja'}", rank=0,
+                            world_size=1)
+    try:
+        args = types.SimpleNamespace(camadas=1, largura=16, cabecas=2, lote=4, contexto=16,
+                                     passos=10, taxa=1e-3, semente=0, exportar=None,
+                                     checkpoint=str(tmp_path / "ck.pt"), dispositivo="cpu",
+                                     sem_figuras=False, figuras=str(tmp_path / "figuras"))
+        licao = types.SimpleNamespace(args=args, quer_figuras=True, pausa=lambda _: None,
+                                      verificar=lambda ok, _: ok,
+                                      salvar_figura=lambda *a: pytest.fail("desenhou"))
+        L10.exp_treino(licao)
+    finally:
+        dist.destroy_process_group()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loja"] or \
+        sorted(p.name for p in tmp_path.iterdir()) == []
+    assert "Amostra no passo" not in capsys.readouterr().out
+
+
+def test_as_contas_das_secoes_7_e_8_da_apostila():
+    """Os números que a apostila escreve nas seções 7 (dividir o treino) e 8 (até a escala
+    da internet) saem das contas que ela mesma descreve, refeitas aqui; e os do experimento 6
+    (o teto, os passos) são as constantes do script."""
+    a = apostila()
+    N = 817_920
+    assert f"{inteiro(N)} números de 4 bytes, {num(N * 4 / 1e6, 1)} MB por passo" in a
+    assert f"{inteiro(N)} × 16 = {num(N * 16 / 1e6, 1)} MB" in a
+    psi = 175e9
+    assert num(psi * 16 / 1e12, 1) == "2,8" and "= 2{,}8 \\text{ TB}" in a
+    assert f"1/{round(psi * 16 / 80e9)} disso" in a
+    assert f"{num(6 * psi * 300e9 / 1e23, 2)}·10²³ FLOPs" in a
+    dias = {k: k * psi * 300e9 / (1024 * 140e12) / 86400 for k in (6, 8)}
+    assert f"leva {round(dias[6])} dias em 1.024 GPUs" in a and f"chega a {round(dias[8])} dias" in a
+    zero = [16 * 7.5, 4 * 7.5 + 12 * 7.5 / 64, 2 * 7.5 + 14 * 7.5 / 64, 16 * 7.5 / 64]
+    assert (f"{num(zero[0], 0)} GB por GPU sem o ZeRO, {num(zero[1], 1)} GB, {num(zero[2], 1)} GB "
+            f"e {num(zero[3], 1)} GB nos três estágios") in a
+    assert f"2,8 TB / 64 = {num(psi * 16 / 64 / 1e9, 2)} GB por GPU" in a
+    assert L10.TETO_PESOS == 1e-4 and "com um teto, 10⁻⁴" in a and "(`< 1e-4`)" in a
+    assert f"treina três vezes, {L10.PASSOS_DIVIDIDOS} passos cada" in a
+    assert L10.PROCESSOS == 2 and "a frase de baixo diz, calculada deles" in a
