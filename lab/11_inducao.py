@@ -132,6 +132,7 @@ __all__ = ["sequencias", "repetidas", "perdas_por_parte", "treinar", "pesos_de_a
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import math  # noqa: E402
+import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -296,6 +297,79 @@ def treino_padrao(licao, c=None, ao_medir=None, barra=None):
     return _TREINOS[chave]
 
 
+# Os dois treinos do experimento 4 não dependem do 2: quando os dois estão na mesma execução
+# (numa CPU de 2 núcleos ou mais), eles começam junto com o 2, numa thread ao lado, e o 4
+# só mostra o resultado. A conta é a mesma (uma thread de conta, os pesos sorteados antes).
+_CONTROLES = {}   # chave -> (h1, hf); adiantado e rodando: (futuro, contador, threads)
+
+
+def configuracoes_de_controle(args):
+    """(c1, fixo): 1 bloco na mesma tarefa, e 1 bloco na armadilha do período fixo."""
+    c1 = {**configuracao(args), "camadas": 1}
+    return c1, {**c1, "periodos": (FIXO, FIXO), "passos": min(PASSOS_FIXO, c1["passos"])}
+
+
+def _treinos(c1, fixo, barra):
+    """As duas funções de treino do experimento 4, com os pesos sorteados aqui, antes."""
+    modelos = [novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
+                           c["sem_posicao"]) for c in (c1, fixo)]
+    return [lambda c=c, m=m: rodar_treino(c, barra=barra, modelo=m)[0]
+            for c, m in zip((c1, fixo), modelos)]
+
+
+class _Contador:
+    """Conta os passos de um treino sem barra (a barra é do experimento que roda agora)."""
+    feitos = 0
+
+    def avancar(self, descricao=None):
+        self.feitos += 1
+
+
+def adiantar_controles(licao):
+    """Começa os treinos do experimento 4 numa thread ao lado, se ele vem depois nesta
+    execução, na CPU, com 2 núcleos ou mais. Uma thread de conta até o 4 recolhê-los."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    c1, fixo = configuracoes_de_controle(licao.args)
+    chave = _chave(c1)
+    if (chave in _CONTROLES or (licao.args.so and 4 not in licao.args.so)
+            or c1["dispositivo"] != "cpu" or (os.cpu_count() or 1) < 2):
+        return
+    contador = _Contador()
+    um, outro = _treinos(c1, fixo, contador)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)               # o 4 devolve as threads quando recolher
+    grupo = ThreadPoolExecutor(1)          # um núcleo: os dois treinos, um depois do outro
+    _CONTROLES[chave] = (grupo.submit(lambda: (um(), outro())), contador, threads)
+    grupo.shutdown(wait=False)
+
+
+def _chave(c):
+    return tuple(sorted((k, str(v)) for k, v in c.items()))
+
+
+def treinos_de_controle(c1, fixo, barra):
+    """(h1, hf), os históricos dos dois treinos de 1 bloco: os adiantados (esperando por
+    eles, com a barra no passo em que estão), ou treinados agora, um em cada núcleo."""
+    import concurrent.futures
+
+    chave = _chave(c1)
+    if chave not in _CONTROLES:
+        with uma_thread():
+            _CONTROLES[chave] = tuple(em_paralelo(_treinos(c1, fixo, barra)))
+    feito = _CONTROLES[chave]
+    if len(feito) == 3:                                       # adiantado: ainda rodando?
+        futuro, contador, threads = feito
+        visto = 0
+        while concurrent.futures.wait([futuro], timeout=0.2).not_done:
+            barra.avancar(contador.feitos - visto)
+            visto = contador.feitos
+        barra.avancar(contador.feitos - visto)
+        torch.set_num_threads(threads)
+        _CONTROLES[chave] = tuple(futuro.result())
+    return _CONTROLES[chave]
+
+
 # ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_tarefa(licao):
@@ -362,6 +436,7 @@ def linha_da_tabela(m, h):
 @LICAO.experimento(2)
 def exp_treino(licao):
     c = configuracao(licao.args)
+    adiantar_controles(licao)     # os treinos do experimento 4, no outro núcleo
     L, d, h = c["camadas"], c["largura"], c["cabecas"]
     dizer(quebrar(
         f"O GPT2 da lição 06 com {plural(L, 'bloco')}, d = {d}, {h} cabeças, V = {V}, "
@@ -604,19 +679,13 @@ def figura_atencao(licao, pesos_a, pesos_d, cabecas, passos, periodo):
 # ============================================================ experimento 4
 @LICAO.experimento(4)
 def exp_controle(licao):
-    c2 = configuracao(licao.args)
-    c1 = {**c2, "camadas": 1}
-    fixo = {**c1, "periodos": (FIXO, FIXO), "passos": min(PASSOS_FIXO, c2["passos"])}
+    c1, fixo = configuracoes_de_controle(licao.args)
     dizer(quebrar(f"Dois treinos de 1 bloco, lado a lado: (a) a mesma tarefa, com "
                   f"{plural(c1['passos'], 'passo')}; (b) a armadilha, período FIXO de "
                   f"{FIXO} ({inteiro(fixo['passos'])} passos): {FIXO} tokens sorteados e "
                   "depois os mesmos de novo, em toda sequência."))
-    modelos = [novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
-                           c["sem_posicao"]) for c in (c1, fixo)]   # sorteados aqui, antes
-    with Progresso(c1["passos"] + fixo["passos"], "treinando") as barra, uma_thread():
-        (h1, _), (hf, _) = em_paralelo([lambda: rodar_treino(c1, barra=barra, modelo=modelos[0]),
-                                        lambda: rodar_treino(fixo, barra=barra,
-                                                             modelo=modelos[1])])
+    with Progresso(c1["passos"] + fixo["passos"], "treinando") as barra:
+        h1, hf = treinos_de_controle(c1, fixo, barra)
     acaso = math.log(V)
     dizer(f"\n  {'':<34} {'acaso':>7} {'repetida':>9} {'indução':>8}")
     linhas = [("(a) 1 bloco, período de "
