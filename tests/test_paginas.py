@@ -192,7 +192,7 @@ GRAVADAS = sorted((Path(__file__).resolve().parent.parent / "apostilas" / "pagin
 
 # As páginas feitas dos pesos do GPT-2 que o aluno carregou: só a execução dele as grava
 # (aqui e no CI não há GPT-2 de verdade, e uma página de pesos aleatórios enganaria o leitor).
-DO_GPT2 = {"03_attention", "04_multihead", "07_generation"}
+DO_GPT2 = {"03_attention", "04_multihead", "05_block", "07_generation"}
 
 
 def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
