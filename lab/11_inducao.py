@@ -761,9 +761,10 @@ def pagina(licao, historico) -> str:
                         (periodo, periodo), n, V)                            # (1, n)
     baixo = torch.tril_indices(n, n)                               # (2, n(n+1)/2)
     mapas = []
-    for m in historico:
-        pesos = pesos_de_atencao(modelo_no_passo(licao, historico, m["passo"]), ids)
-        mapas.append(torch.stack([pesos[c, 0, j][baixo[0], baixo[1]] for c, j in cabecas]))
+    with uma_thread():                       # tensores minúsculos, como no treino
+        for m in historico:
+            pesos = pesos_de_atencao(modelo_no_passo(licao, historico, m["passo"]), ids)
+            mapas.append(torch.stack([pesos[c, 0, j][baixo[0], baixo[1]] for c, j in cabecas]))
     mapas = torch.stack(mapas).float().contiguous()                # (linhas, cabeças, n(n+1)/2)
     x, y, caiu = transicao(historico)
     dados = {"V": V, "acaso": math.log(V), "a_cada": A_CADA,
