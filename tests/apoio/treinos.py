@@ -6,6 +6,8 @@ que mora em apostilas/paginas/, e os testes das páginas conferem que é a mesma
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import sessao
 from conftest import rodar_script
 from licao import importar_licao
@@ -42,8 +44,14 @@ def licao_padrao_11(gpt2_pequeno):
     no Windows, com um checkpoint da lição 10 minúsculo e um GPT-2 de teste: tudo roda. A
     figura e a página do treino ficam na pasta."""
     pasta = sessao.pasta_da_sessao("l11")
-    ck = sessao.compartilhado("11 checkpoint minúsculo da 10", lambda: _checkpoint_minusculo(pasta))
-    r = rodar_script("11_inducao.py", "--figuras", str(pasta / "figuras"), "--checkpoint", ck,
-                     "--html", str(pasta / "paginas"), env={"LAB_MODELO": str(gpt2_pequeno)},
-                     timeout=900)
-    return r, pasta
+
+    def rodar():
+        ck = _checkpoint_minusculo(pasta)
+        r = rodar_script("11_inducao.py", "--figuras", str(pasta / "figuras"), "--checkpoint", ck,
+                         "--html", str(pasta / "paginas"), env={"LAB_MODELO": str(gpt2_pequeno)},
+                         timeout=900)
+        return SimpleNamespace(returncode=r.returncode, saida=r.saida, erros=r.erros)
+
+    # compartilhado, e não só o cache de rodar_script: a chave dele olha a data das pastas
+    # citadas, e a primeira execução muda a das figuras e a da página (a segunda rodaria tudo)
+    return sessao.compartilhado("11 lição padrão", rodar), pasta
