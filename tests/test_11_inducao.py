@@ -18,7 +18,6 @@ from licao import importar_licao
 from treinos import licao_padrao_11
 
 L11 = importar_licao("11_inducao")
-L10 = importar_licao("10_treino")
 APOSTILA = " ".join((RAIZ / "apostilas" / "11_inducao.md").read_text(encoding="utf-8").split())
 FAIXA = (200, 400)       # a transição cai entre estes passos (a apostila cita a faixa)
 METADE = math.log(64) / 2

@@ -19,7 +19,7 @@ import pytest
 
 import figuras
 from conftest import RAIZ
-from console import inteiro, num
+from console import inteiro
 from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
 from treinos import licao_padrao_11
 
