@@ -5,6 +5,7 @@
 4. Logit lens: lendo o quadro-negro no meio do caminho
 5. Os parâmetros de um bloco real, peça por peça
 6. GELU contra ReLU em ASCII"""
+import paginas
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 
 PASSOS, TAXA = 20, 3e-3  # os padrões de --passos e --taxa (o exercício 2 os muda)
@@ -16,7 +17,7 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, opcoes=[
     opcao("--aquecimento", inteiro_entre(0, exemplo="--aquecimento 10"), 0, "passos de aquecimento"
           " da taxa no experimento 2 (padrão: 0, sem aquecimento; veja o exercício 2)"),
     opcao("--inicializacao", ("pytorch", "gpt2"), "pytorch", "pesos iniciais das pilhas do "
-          "experimento 2 (padrão: pytorch; gpt2 é a do exercício 3)"),
+          "experimento 2 (padrão: pytorch; gpt2 é a do exercício 3)"), *paginas.opcoes(),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import math
@@ -468,16 +469,20 @@ LENTE = ["A capital da França é", "The Eiffel Tower is in the city of"]
 LENTE_CARACTERES = ["A capital da França é", "A atenção é uma média"]   # em português
 
 
-def logit_lens(modelo, ids):
-    """Token mais provável (e sua probabilidade) em cada camada e posição: (L+1, T)."""
+def lente(modelo, ids):
+    """A probabilidade de cada próximo token, lida em cada camada e posição: (L+1, T, V)."""
     with torch.no_grad():
         saida = modelo(ids, output_hidden_states=True)
         # hidden_states: L+1 x (1, T, C). O último já passou por ln_f: não repetir.
         estados = torch.cat(saida.hidden_states[:-1])      # (L, T, C)
         lidos = modelo.lm_head(modelo.transformer.ln_f(estados))  # (L, T, V)
         logits = torch.cat([lidos, saida.logits])          # (L+1, T, V): a última é o modelo
-        probs = logits.softmax(-1)                         # (L+1, T, V)
-    p, i = probs.max(-1)
+        return logits.softmax(-1)                          # (L+1, T, V)
+
+
+def logit_lens(modelo, ids):
+    """Token mais provável (e sua probabilidade) em cada camada e posição: (L+1, T)."""
+    p, i = lente(modelo, ids).max(-1)
     return p, i
 
 
@@ -677,5 +682,39 @@ def exp_gelu(licao):
     licao.salvar_figura(fig, "05_gelu_relu.png")
 
 
+# ============================================================ a página (--html)
+# A logit lens do experimento 4 num arquivo que abre com um duplo clique (lab/paginas.py): para
+# cada frase, a leitura de cada camada em cada posição (lente(), a mesma conta da tabela), com
+# os 5 tokens mais prováveis de cada célula e as probabilidades deles; a página só os mostra.
+# tests/test_paginas_05.py confere contra os hidden_states do transformers e contra o que o
+# experimento 4 imprime. O HTML, o CSS e o JavaScript moram em lab/html/05_block.*.
+TOP = 5   # os tokens de cada célula que a página mostra
+
+
+def pagina() -> str:
+    """A página da lição (--html): a grade camadas x posições de cada frase do experimento 4
+    e, para a célula apontada (ou alcançada com Tab), os 5 tokens mais prováveis."""
+    modelo, tokenizador = LICAO.gpt2()
+    caracteres = de_caracteres(tokenizador)
+    nomes, frases = {}, []
+    for texto in textos(tokenizador, LENTE, LENTE_CARACTERES):
+        ids = tokenizador(texto, return_tensors="pt")["input_ids"]    # (1, T)
+        p, i = lente(modelo, ids).topk(TOP, dim=-1)                   # (L+1, T, TOP) cada
+        for t in [*ids[0].tolist(), *i.flatten().tolist()]:
+            nomes.setdefault(str(t), token(tokenizador, t, 12, "·"))
+        final = token(tokenizador, i[-1, -1, 0], 20, "·" if caracteres else " ")
+        # top[camada][posição]: [[id, probabilidade], ...], do mais provável ao quinto
+        top = [[list(map(list, zip(ia, pa))) for ia, pa in zip(ic, pc)]
+               for ic, pc in zip(i.tolist(), p.tolist())]
+        frases.append({"texto": texto, "entrada": ids[0].tolist(), "final": final, "top": top})
+    dados = {"modelo": LICAO.modelo_curto, "caracteres": caracteres, "tokens": nomes,
+             "frases": frases}
+    corpo, script, estilo = (paginas.fonte(f"05_block.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · A logit lens", corpo, script, dados,
+                             estilo, "O palpite de cada camada do GPT-2, posição a posição")
+
+
 if __name__ == "__main__":
+    if paginas.pedida(LICAO.args):                  # --html [PASTA] / --abrir: só a página
+        sys.exit(paginas.gravar(LICAO, pagina, "05_block.html"))
     sys.exit(LICAO.rodar())

@@ -8,6 +8,7 @@
 import math
 from dispositivo import opcao_dispositivo
 from distribuido import so_o_principal_escreve
+import paginas
 from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
 LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
@@ -28,6 +29,7 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
           "plano diz quantos)"),
     opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 40 s)"),
     opcao_dispositivo(),                     # onde treinar: o experimento 3 e o --amostrar
+    *paginas.opcoes(do_treino=True),
 ])
 so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
@@ -540,6 +542,7 @@ def exp_treino(licao):
     if licao.quer_figuras:
         figura_curvas(licao, historico, len(tok), N, entropia_ngrama(treino, validacao, 2,
                                                                       len(tok)))
+    licao.verificar(gravar_pagina(licao, N, historico, amostras, reais) == 0, "a página")
 
 
 def mostrar_amadurecendo(amostras):
@@ -570,6 +573,40 @@ def figura_curvas(licao, historico, V, N, bigrama):
     ax.grid(alpha=0.3)
     ax.legend()
     licao.salvar_figura(fig, "10_curvas.png")
+
+
+# ============================================================ a página do treino
+# O treino do experimento 3 num arquivo que abre com um duplo clique (lab/paginas.py), gravado
+# no fim de todo treino (em --html PASTA; sem ela, em paginas/): as duas curvas (a de cada
+# avaliação e a perda do lote de cada passo) e a primeira amostra de cada ponto, a mesma
+# semente lida por um modelo cada vez melhor. tests/test_paginas_10.py confere contra o que o
+# experimento imprime; a do treino padrão também mora em apostilas/paginas/ (--html
+# apostilas/paginas).
+def gravar_pagina(licao, N, historico, amostras, reais):
+    """Grava a página do treino (saída 0 ou 1, como a de qualquer página). reais: (palavras,
+    quantas existem no treino) do texto de validação, a régua das amostras."""
+    return paginas.gravar(licao, lambda: pagina(licao, N, historico, amostras, reais),
+                          "10_treino.html")
+
+
+def pagina(licao, N, historico, amostras, reais) -> str:
+    args, c = licao.args, configuracao(licao.args)
+    _, _, tok, treino, validacao = dados()
+    V = len(tok)
+    finito = lambda xs: [x if math.isfinite(x) else None for x in xs]  # noqa: E731 (NaN: —)
+    dados_ = {"N": N, "camadas": c["camadas"], "largura": c["largura"], "cabecas": c["cabecas"],
+              "lote": args.lote, "contexto": c["contexto"], "passos": args.passos,
+              "taxa": args.taxa, "aquecimento": min(AQUECIMENTO, args.passos // 10),
+              "semente": args.semente, "V": V, "acaso": math.log(V),
+              "bigrama": entropia_ngrama(treino, validacao, 2, V), "limiar": LIMIAR_VALIDACAO,
+              "melhora": MELHORA, "temperatura": TEMPERATURA, "reais": list(reais),
+              "historico": {nome: finito(v) if nome != "passo" else v
+                            for nome, v in historico.items()},
+              "amostras": [[passo, total, conhecidas, texto]
+                           for passo, (total, conhecidas, texto) in amostras.items()]}
+    corpo, script, estilo = (paginas.fonte(f"10_treino.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · O seu treino", corpo, script, dados_,
+                             estilo, "As curvas de perda e as amostras de um GPT treinado aqui")
 
 
 # ============================================================ experimento 4

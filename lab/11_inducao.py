@@ -6,6 +6,7 @@
 5. O seu GPT: a mesma busca no modelo da lição 10
 6. O GPT-2: a mesma busca, e a lição 04 de volta"""
 from dispositivo import opcao_dispositivo
+import paginas
 from licao import Licao, importar_licao, inteiro_entre, lista_de_inteiros, opcao, real_entre
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--passos", inteiro_entre(50, 10**5, "--passos 1500"), 600, "passos de treino", "N"),
@@ -20,6 +21,7 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--checkpoint", None, None, "o modelo da lição 10 (checkpoints/10_gpt.pt)", "ARQUIVO"),
     opcao_dispositivo("onde treinar (experimentos 2 a 4): auto escolhe CUDA, depois MPS, "
                       "depois a CPU"),
+    *paginas.opcoes(do_treino=True),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import contextlib
@@ -462,6 +464,7 @@ def exp_treino(licao):
     resumo_do_treino(licao, historico, L)
     if licao.quer_figuras:
         figura_transicao(licao, historico, L)
+    licao.verificar(gravar_pagina(licao, historico) == 0, "a página do treino gravada")
 
 
 def resumo_do_treino(licao, historico, L):
@@ -584,7 +587,7 @@ def exp_formou(licao):
     antes_passo = x if x is not None else historico[0]["passo"]
     fim = historico[-1]["passo"]
     antes = modelo_no_passo(licao, historico, antes_passo)
-    n, periodo = 24, 7
+    n, periodo = MAPA
     g = torch.Generator().manual_seed(licao.args.semente + 3)
     ids, _ = sequencias(1, g, (periodo, periodo), n, V)                    # (1, 24)
     dizer(f"Uma sequência de {n} tokens com período {periodo}:")
@@ -804,6 +807,54 @@ def exp_gpt2(licao):
                                      licao.args.semente), cfg.vocab_size)
     dizer(quebrar("A lição 04 (experimento 5) achou as mesmas cabeças com um período só, de "
                   "50 tokens: a nota aqui é a mesma, com o período sorteado por sequência."))
+
+
+# ============================================================ a página do treino
+# O treino do experimento 2 num arquivo que abre com um duplo clique (lab/paginas.py), gravado
+# no fim do experimento (em --html PASTA; sem ela, em paginas/): a tabela inteira (as duas
+# perdas e as notas de cada cabeça a cada A_CADA passos) e, em cada linha, a atenção das
+# cabeças de token anterior e de indução (as de nomear(), como no experimento 3) na sequência
+# dos mapas do experimento 3, com os pesos guardados naquele passo. Um controle desliza pelos
+# passos. tests/test_paginas_11.py confere contra a tabela e os mapas que a lição imprime; o
+# treino padrão também mora em apostilas/paginas/ (--html apostilas/paginas).
+MAPA = (24, 7)    # a sequência dos mapas (experimento 3 e página): o tamanho e o período
+
+
+def gravar_pagina(licao, historico):
+    """Grava a página do treino (saída 0 ou 1, como a de qualquer página)."""
+    return paginas.gravar(licao, lambda: pagina(licao, historico), "11_inducao.html")
+
+
+def pagina(licao, historico) -> str:
+    """O HTML da página: os números de cada linha da tabela e os pesos de atenção das
+    cabeças nomeadas em cada passo guardado (float32, o triângulo de baixo)."""
+    import base64
+
+    prev, ind = nomear(historico)
+    cabecas = [prev[:2], *(c[:2] for c in ind[:1])]          # (camada, cabeça) de cada mapa
+    n, periodo = MAPA
+    ids, _ = sequencias(1, torch.Generator().manual_seed(licao.args.semente + 3),
+                        (periodo, periodo), n, V)                            # (1, n)
+    baixo = torch.tril_indices(n, n)                               # (2, n(n+1)/2)
+    mapas = []
+    with uma_thread():                       # tensores minúsculos, como no treino
+        for m in historico:
+            pesos = pesos_de_atencao(modelo_no_passo(licao, historico, m["passo"]), ids)
+            mapas.append(torch.stack([pesos[c, 0, j][baixo[0], baixo[1]] for c, j in cabecas]))
+    mapas = torch.stack(mapas).float().contiguous()                # (linhas, cabeças, n(n+1)/2)
+    x, y, caiu = transicao(historico)
+    dados = {"V": V, "acaso": math.log(V), "a_cada": A_CADA,
+             "passos": [m["passo"] for m in historico],
+             "aleatoria": [m["aleatória"] for m in historico],
+             "repetida": [m["repetida"] for m in historico],
+             "anterior": [m["anterior"].tolist() for m in historico],     # (L, h) por linha
+             "inducao": [m["indução"].tolist() for m in historico],
+             "cabecas": cabecas, "sequencia": ids[0].tolist(), "periodo": periodo,
+             "transicao": [x, y, caiu],
+             "mapas": base64.b64encode(mapas.numpy().astype("<f4").tobytes()).decode("ascii")}
+    corpo, script, estilo = (paginas.fonte(f"11_inducao.{e}") for e in ("html", "js", "css"))
+    return paginas.documento(f"Lição {LICAO.numero} · A transição de fase", corpo, script, dados,
+                             estilo, "Uma cabeça de indução nascendo, passo a passo")
 
 
 # ============================================================ o fim do curso

@@ -55,6 +55,12 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04, a 07 e a 
    GPT-2 (03, 04, 07) chama licao.gpt2() dentro de pagina(): sem o modelo, o
    ExperimentoPulado vira "PULADO: a página ...: <o motivo de sempre>" e a saída 1.
 
+Uma página que sai de um treino da lição (10, 11) é gravada no fim do treino, sem sair:
+`*paginas.opcoes(do_treino=True)` (--html PASTA diz só onde), e o experimento chama
+`paginas.gravar(LICAO, lambda: pagina(...), "NN_nome.html")` com o que o treino mediu. A do
+treino padrão também mora em apostilas/paginas/ (`--html apostilas/paginas`), conferida byte a
+byte contra a execução padrão dos testes (tests/apoio/treinos.py).
+
 De onde vêm os números: de uma fonte só. Com entradas contínuas (um orçamento, um
 volume de inferência), as fórmulas da peça reescritas em JavaScript, com as constantes
 vindas do Python em DADOS, e um teste que as compara com as do Python numa grade; com
@@ -87,8 +93,16 @@ PASTA_PADRAO = RAIZ / "paginas"
 
 
 # ---------------------------------------------------------------- as opções
-def opcoes() -> list:
-    """As opções --html [PASTA] e --abrir, para o opcoes=[...] de uma Licao."""
+def opcoes(do_treino: bool = False) -> list:
+    """As opções --html [PASTA] e --abrir, para o opcoes=[...] de uma Licao. do_treino=True:
+    a página sai de um treino da lição (10, 11), que a grava no fim; --html só diz onde."""
+    if do_treino:
+        return [
+            opcao("--html", None, None, "a pasta da página que o treino grava no fim (um "
+                  "arquivo .html que abre sem internet, com um duplo clique; padrão: a pasta "
+                  "paginas/ do lab)", "PASTA", nargs="?", const=str(PASTA_PADRAO)),
+            opcao("--abrir", "flag", None, "abre no navegador a página que o treino grava"),
+        ]
     return [
         opcao("--html", None, None, "grava a página interativa da lição (um arquivo .html "
               "que abre sem internet, com um duplo clique) em PASTA e sai, sem rodar os "

@@ -163,3 +163,14 @@ def pytest_collection_modifyitems(session, config, items):
     sozinho."""
     longos = ("test_marcados_em_outra_cpu", "test_o_treino_padrao_cumpre")
     items.sort(key=lambda item: not item.name.startswith(longos))
+    # As páginas dos treinos padrão (10, 11) logo depois dos testes que fazem esses treinos
+    # (tests/apoio/treinos.py): no mesmo processo, que já tem o treino guardado, em vez de o
+    # outro processo ficar parado esperando por ele.
+    for pagina, depois_de in (("test_paginas_10.py", "test_o_treino_padrao_cumpre"),
+                              ("test_paginas_11.py", "test_11_inducao.py")):
+        movidos = [item for item in items if item.path.name == pagina]
+        resto = [item for item in items if item.path.name != pagina]
+        antes = [k for k, item in enumerate(resto)
+                 if item.path.name == depois_de or item.name.startswith(depois_de)]
+        if movidos and antes:
+            items[:] = resto[:antes[-1] + 1] + movidos + resto[antes[-1] + 1:]

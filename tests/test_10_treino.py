@@ -22,10 +22,10 @@ import sys
 import pytest
 import torch
 
-import sessao
 from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
 from console import inteiro, num
 from licao import importar_licao
+from treinos import treino_padrao_10 as treino_padrao  # a página: tests/test_paginas_10.py
 
 L10 = importar_licao("10_treino")
 MINUSCULO = ["--camadas", "1", "--largura", "16", "--cabecas", "2", "--lote", "4",
@@ -341,7 +341,7 @@ def execucao_minuscula(tmp_path_factory):
     pasta = tmp_path_factory.mktemp("l10")
     ck = pasta / "ck.pt"
     r = rodar_script("10_treino.py", *MINUSCULO, "--passos", "40", "--checkpoint", str(ck),
-                     "--figuras", str(pasta / "figuras"), timeout=400)
+                     "--figuras", str(pasta / "figuras"), "--html", str(pasta), timeout=400)
     return r, ck, pasta
 
 
@@ -350,7 +350,8 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
     assert r.returncode == 0, r.saida[-2000:] + r.erros[-2000:]
     assert "Traceback" not in r.saida + r.erros
     largas = [linha for linha in r.saida.splitlines() if len(linha) > 80    # (o caminho longo
-              and not linha.startswith(("Figura salva:", "Checkpoint:", "  .venv"))]  # do tmp)
+              and not linha.startswith(("Figura salva:", "Página salva:", "Checkpoint:",
+                                        "  .venv"))]  # do tmp)
     assert not largas, largas
     assert "6 de 6 experimentos rodaram." in r.saida
     texto = " ".join(r.saida.split())
@@ -388,7 +389,7 @@ def test_treinar_de_novo_avisa_que_grava_por_cima(execucao_minuscula, tmp_path):
     copia = tmp_path / "ck.pt"
     shutil.copy(ck, copia)
     r = rodar_script("10_treino.py", "--so", "3", "--sem-figuras", *MINUSCULO, "--passos", "10",
-                     "--checkpoint", str(copia))
+                     "--checkpoint", str(copia), "--html", str(tmp_path))
     texto = " ".join(r.saida.split())
     junto = "".join(r.saida.split())                           # o caminho longo quebra
     assert r.returncode == 0 and f"Aviso:estetreinogravaporcimade{copia}" in junto
@@ -538,19 +539,6 @@ PALAVRAS = re.compile(r"^  palavras de 3\+ letras que existem no texto de treino
 TEMPO = re.compile(r" +[\d.]+,\d s$")
 
 
-def _rodar_o_treino_padrao():
-    pasta = sessao.pasta_da_sessao("l10_treino_padrao")
-    r = rodar_script("10_treino.py", "--so", "3", "--checkpoint", str(pasta / "10_gpt.pt"),
-                     "--figuras", str(pasta / "figuras"), timeout=3000, guardar=False)
-    return r.returncode, r.saida, r.erros, str(pasta)
-
-
-def treino_padrao():
-    """(código, saída, erros, pasta) do experimento 3 com as opções padrão (o checkpoint e
-    a figura na pasta): uma execução na sessão inteira, para todos os testes."""
-    return sessao.compartilhado("10 treino padrão --so 3", _rodar_o_treino_padrao)
-
-
 def _tabela(saida):
     return {int(p.replace(".", "")): (float(t.replace(",", ".")), float(v.replace(",", ".")))
             for p, t, v in LINHA.findall(saida)}
@@ -589,7 +577,8 @@ def test_o_treino_padrao_cumpre_o_que_a_apostila_diz():
     # "do passo 100 ao fim, a de validação fica de 0 a 0,04 nat abaixo da de treino"
     assert all(-1e-9 <= t - v <= 0.04 + 1e-9 for p, (t, v) in tabela.items() if p >= 100)
     largas = [linha for linha in saida.splitlines() if len(linha) > 80
-              and not linha.startswith(("Figura salva:", "Checkpoint:", "  .venv"))]
+              and not linha.startswith(("Figura salva:", "Página salva:", "Checkpoint:",
+                                        "  .venv"))]
     assert not largas, largas
 
 

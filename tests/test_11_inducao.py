@@ -13,11 +13,11 @@ import re
 import pytest
 import torch
 
-from conftest import RAIZ, compartilhado, pasta_da_sessao, rodar_script
+from conftest import RAIZ, compartilhado, rodar_script
 from licao import importar_licao
+from treinos import licao_padrao_11
 
 L11 = importar_licao("11_inducao")
-L10 = importar_licao("10_treino")
 APOSTILA = " ".join((RAIZ / "apostilas" / "11_inducao.md").read_text(encoding="utf-8").split())
 FAIXA = (200, 400)       # a transição cai entre estes passos (a apostila cita a faixa)
 METADE = math.log(64) / 2
@@ -150,24 +150,12 @@ def test_a_regra_da_transicao_e_das_notas():
 
 
 # ------------------------------------------------------------ a lição inteira
-def _checkpoint_minusculo(pasta):
-    torch.manual_seed(0)
-    c = {"camadas": 1, "largura": 16, "cabecas": 2, "contexto": 32, "alfabeto": L10.ALFABETO}
-    arquivo = pasta / "ck.pt"
-    L10.salvar(arquivo, L10.GPT2(1, 16, 2, 128, 32), c, passo=7,
-               historico={"passo": [7], "treino": [4.8], "validação": [4.8]})
-    return arquivo
-
-
 @pytest.fixture(scope="module")
 def execucao_padrao(gpt2_pequeno):
     """A lição inteira com os padrões (uma vez na sessão), como um aluno no Windows, com
-    um checkpoint da lição 10 e um GPT-2 de teste: tudo roda."""
-    pasta = pasta_da_sessao("l11")
-    ck = _checkpoint_minusculo(pasta) if not (pasta / "ck.pt").exists() else pasta / "ck.pt"
-    r = rodar_script("11_inducao.py", "--figuras", str(pasta / "figuras"), "--checkpoint",
-                     str(ck), env={"LAB_MODELO": str(gpt2_pequeno)}, timeout=900)
-    return r, pasta
+    um checkpoint da lição 10 e um GPT-2 de teste: tudo roda (tests/apoio/treinos.py; a
+    página do treino, a de apostilas/paginas/, tests/test_paginas_11.py confere)."""
+    return licao_padrao_11(gpt2_pequeno)
 
 
 def _secao(saida, k):
@@ -189,7 +177,8 @@ def test_a_licao_inteira_roda_em_80_colunas_e_fecha_o_curso(execucao_padrao):
     r, pasta = execucao_padrao
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-2000:]
     assert "Traceback" not in r.saida + r.erros
-    largas = [l for l in r.saida.splitlines() if len(l) > 80 and "Figura salva" not in l]
+    largas = [l for l in r.saida.splitlines() if len(l) > 80
+              and not l.startswith(("Figura salva", "Página salva"))]
     assert not largas, largas
     assert "6 de 6 experimentos rodaram." in r.saida
     assert "Próximo passo" not in r.saida

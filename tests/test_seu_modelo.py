@@ -35,7 +35,8 @@ PASSOS = 1
 def _exportar(pasta):
     ck = pasta_da_sessao("meu_gpt_checkpoint") / "10_gpt.pt"
     r = rodar_script("10_treino.py", "--so", "3", "--passos", str(PASSOS), "--checkpoint",
-                     str(ck), "--exportar", str(pasta), "--sem-figuras", timeout=400)
+                     str(ck), "--exportar", str(pasta), "--sem-figuras", "--html", str(ck.parent),
+                     timeout=400)
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-3000:]
     assert "logits iguais aos do nosso GPT2" in r.saida
 
