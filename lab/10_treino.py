@@ -22,11 +22,9 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
           "checkpoints/10_gpt.pt)", "ARQUIVO"),
     opcao("--amostrar", "flag", None, "só gera texto com o --checkpoint e sai (não treina)"),
     opcao("--texto", None, "\n", "começo do texto do --amostrar (padrão: uma linha nova)"),
-    opcao("--exportar", None, None, "grava o modelo treinado numa pasta que as lições 04, 05 "
-          "e 07 leem com --modelo PASTA; com --amostrar, só exporta o --checkpoint, sem "
-          "treinar", "PASTA"),
-    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns minutos: o "
-          "plano diz quantos)"),
+    opcao("--exportar", None, None, "grava o modelo numa pasta que 04, 05 e 07 leem com "
+          "--modelo PASTA; com --amostrar, só exporta o --checkpoint, sem treinar", "PASTA"),
+    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns minutos)"),
     opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 40 s)"),
     opcao_dispositivo(),                     # onde treinar: o experimento 3 e o --amostrar
     *paginas.opcoes(do_treino=True),
