@@ -46,12 +46,17 @@ def repetidas(p, T):
     return torch.arange(T - 1, device=p.device)[None] >= p[:, None]           # (B, T - 1)
 
 
-def perdas_por_parte(modelo, ids, p):
+def perda_por_posicao(modelo, ids):
+    """(B, T - 1): a entropia cruzada de cada posição, em nats (o alvo é o token seguinte)."""
+    logits = modelo(ids[:, :-1])                                              # (B, T - 1, V)
+    return torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:],
+                                             reduction="none")
+
+
+def perdas_por_parte(modelo, ids, p, cada=None):
     """(perda na parte ao acaso, perda na parte repetida): a entropia cruzada de cada
-    posição, em nats, separada pelas posições de `repetidas`."""
-    x, y = ids[:, :-1], ids[:, 1:]                                            # (B, T - 1)
-    logits = modelo(x)                                                        # (B, T - 1, V)
-    cada = torch.nn.functional.cross_entropy(logits.transpose(1, 2), y, reduction="none")
+    posição (`cada`, se já calculada), separada pelas posições de `repetidas`."""
+    cada = perda_por_posicao(modelo, ids) if cada is None else cada           # (B, T - 1)
     rep = repetidas(p, ids.shape[1])                                          # (B, T - 1)
     return float(cada[~rep].mean()), float(cada[rep].mean())
 
@@ -735,7 +740,10 @@ def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
     periodos_ = tuple(min(x, T_ // 2) for x in periodos_)      # duas cópias cabem em T_
     ids, p = sequencias(n, torch.Generator().manual_seed(semente + 5), periodos_, T_, sorteio)
     pesos = pesos_de_atencao(modelo, ids[:, :-1])
-    aleatoria, repetida = perdas_por_parte(modelo, ids, p)
+    # de 8 em 8 sequências: com os 50.257 tokens do GPT-2, os logits de todas juntas
+    # (n x T x V floats) passariam de 300 MB, e a entropia cruzada faz mais duas cópias
+    cada = torch.cat([perda_por_posicao(modelo, pedaco) for pedaco in ids.split(8)])
+    aleatoria, repetida = perdas_por_parte(modelo, ids, p, cada)
     return notas_de_inducao(pesos, p), notas_de_token_anterior(pesos), aleatoria, repetida
 
 

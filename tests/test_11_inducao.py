@@ -107,6 +107,24 @@ def test_a_nota_de_inducao_e_a_da_licao_04_com_um_periodo_so(modelo_treinado):
     assert torch.allclose(da_11 * (n + 1), da_04 * n + extra, atol=1e-5)
 
 
+def test_a_busca_em_pedacos_da_as_perdas_e_notas_do_transformers(modelo_treinado):
+    """busca() faz o forward de 8 em 8 sequências (os logits de um vocabulário grande não
+    cabem juntos); as perdas e as notas têm de ser as do GPT2LMHeadModel nas 32 de uma vez."""
+    hf = _gpt2_do_transformers(modelo_treinado)
+    notas, anteriores, aleatoria, repetida = L11.busca(modelo_treinado, 64, 48, semente=0)
+    ids, p = L11.sequencias(32, torch.Generator().manual_seed(5), L11.PERIODOS, 48, 64)
+    with torch.no_grad():
+        saida = hf(ids[:, :-1], output_attentions=True)
+    cada = torch.nn.functional.cross_entropy(saida.logits.transpose(1, 2), ids[:, 1:],
+                                             reduction="none")            # (32, 47)
+    rep = L11.repetidas(p, 48)
+    assert repetida == pytest.approx(float(cada[rep].mean()), abs=1e-4)
+    assert aleatoria == pytest.approx(float(cada[~rep].mean()), abs=1e-4)
+    deles = torch.stack(saida.attentions)                               # (L, B, h, T, T)
+    assert torch.allclose(notas, L11.notas_de_inducao(deles, p), atol=1e-5)
+    assert torch.allclose(anteriores, L11.notas_de_token_anterior(deles), atol=1e-5)
+
+
 @pytest.mark.cpus
 def test_a_ablacao_e_zerar_o_valor_da_cabeca_no_transformers(modelo_treinado):
     """Oráculo da ablação, por outro caminho: no GPT2LMHeadModel com os mesmos pesos,
