@@ -62,17 +62,13 @@ def perdas_por_parte(modelo, ids, p, cada=None):
 
 
 def treinar(modelo, otimizador, passos, B, maxima, aquecimento, gerador, periodos):
-    """O laço da lição 10 (a taxa, a perda, o corte em 1, o AdamW) com um lote novo de
-    sequências a cada passo; a taxa fica constante depois do aquecimento."""
+    """O laço da lição 10 (a taxa e o passo dela: a perda, o corte em 1, o AdamW) com um
+    lote novo de sequências a cada passo; a taxa fica constante depois do aquecimento."""
     T = modelo.wpe.num_embeddings
     for passo in range(passos):
         otimizador.lr = L10.taxa(passo, passos, maxima, aquecimento, final=1.0)
         ids, _ = sequencias(B, gerador, periodos, T, modelo.wte.num_embeddings)  # (B, T)
-        p = L10.perda(modelo, ids[:, :-1], ids[:, 1:])
-        otimizador.zero_grad()
-        p.backward()
-        torch.nn.utils.clip_grad_norm_(modelo.parameters(), 1.0)
-        otimizador.step()
+        p = L10.passo_de_treino(modelo, otimizador, ids[:, :-1], ids[:, 1:])
         yield passo + 1, p.item()
 
 
