@@ -1022,42 +1022,6 @@ def comando_amostrar(arquivo, *outros):
     return comando("10_treino.py", "--amostrar", *extra, *outros)
 
 
-def exportar(modelo, tok, config, pasta):
-    """Grava o modelo como um GPT2LMHeadModel do transformers (safetensors) com um
-    tokenizador de caracteres: a pasta que a lição 07 carrega com --modelo PASTA. Confere
-    que o GPT-2 do transformers dá os mesmos logits que o nosso GPT2."""
-    from tokenizers import Tokenizer, decoders, models
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()                             # gravar é rápido: sem barra
-    if next(modelo.parameters()).device.type != "cpu":           # treinado numa GPU: a pasta
-        import copy                                               # e a conferência, na CPU
-
-        modelo = copy.deepcopy(modelo).cpu()
-    linha = tok.ids["\n"]
-    hf = GPT2LMHeadModel(GPT2Config(
-        vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
-        n_layer=config["camadas"], n_head=config["cabecas"], bos_token_id=linha,
-        eos_token_id=linha)).eval()
-    from pesos_gpt2 import para_o_transformers  # o Conv1D guarda (entrada, saída)
-    pesos = {"transformer." + nome: t
-             for nome, t in para_o_transformers(modelo.state_dict()).items()}
-    faltam = hf.load_state_dict(pesos, strict=False)
-    assert faltam.missing_keys == ["lm_head.weight"] and not faltam.unexpected_keys, faltam
-    x = torch.tensor([tok.codificar("A atenção é uma média ponderada.")[:config["contexto"]]])
-    with torch.no_grad():
-        diferenca = float((hf(x).logits - modelo(x)).abs().max())  # (1, T, V)
-    caracteres = Tokenizer(models.BPE(vocab=dict(tok.ids), merges=[], unk_token=ALFABETO[-1]))
-    caracteres.decoder = decoders.Fuse()                          # sem espaço entre os tokens
-    rapido = PreTrainedTokenizerFast(tokenizer_object=caracteres, unk_token=ALFABETO[-1],
-                                     bos_token="\n", eos_token="\n")
-    pasta.mkdir(parents=True, exist_ok=True)
-    hf.save_pretrained(pasta, safe_serialization=True)
-    rapido.save_pretrained(pasta)
-    return diferenca
-
-
 def so_amostrar(args):
     """--amostrar: gera texto com o checkpoint; com --exportar, só grava a pasta do
     transformers (sem treinar e sem sortear)."""
@@ -1091,15 +1055,9 @@ def exportar_e_dizer(args, modelo, tok, config):
     """Com --exportar PASTA: grava a pasta do transformers e confere os logits."""
     if not args.exportar:
         return True
-    import os
+    from pesos_gpt2 import exportar           # o inverso do carregar_gpt2
 
-    pasta = Path(args.exportar)
-    diferenca = exportar(modelo, tok, config, pasta)
-    mascara = os.umask(0)
-    os.umask(mascara)
-    for arquivo in pasta.iterdir():              # os pesos saíam só para o dono (0600)
-        if arquivo.is_file():
-            os.chmod(arquivo, 0o666 & ~mascara)
+    diferenca = exportar(modelo, tok, config, args.exportar)
     iguais = diferenca < 1e-4
     dizer(f"\nPasta do transformers gravada em {args.exportar}: logits "
           + (f"iguais aos do nosso GPT2\n(max |diferença| {limite(diferenca, 1e-4)}). Use-a "
