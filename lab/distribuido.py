@@ -22,7 +22,8 @@ from caminhos import PASTA_LAB
 from processo import ao_interromper, ao_sinal
 
 __all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
-           "encerrar", "media", "fatia", "lancar", "ProcessoCaiu", "PRAZO", "queda"]
+           "encerrar", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
+           "PRAZO", "queda"]
 
 PRAZO = 120  # segundos: um coletivo (all-reduce) que espera mais que isto é um erro, não uma
 #              espera sem fim (um processo travou); um processo que morre é visto na hora
@@ -107,6 +108,34 @@ def media(valor: float) -> float:
     t = torch.tensor([float(valor)], dtype=torch.float64)
     dist.all_reduce(t)
     return float(t) / mundo()
+
+
+def paralelo(modelo):
+    """O modelo no DistributedDataParallel, que faz no backward a média dos gradientes de
+    todos os processos (cada um treina a sua fatia do lote); sem grupo, o próprio modelo."""
+    if mundo() == 1:
+        return modelo
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel(modelo)
+
+
+def tempo_da_media(n: int, vezes: int = 6) -> float | None:
+    """Quanto custa só a média: a mediana de `vezes` all-reduce de n números (sem o
+    primeiro, que aquece), em segundos; sem grupo, None."""
+    if mundo() == 1:
+        return None
+    import statistics
+
+    import torch
+    import torch.distributed as dist
+
+    tudo, medidas = torch.zeros(n), []
+    for _ in range(vezes):
+        inicio = time.perf_counter()
+        dist.all_reduce(tudo)
+        medidas.append(time.perf_counter() - inicio)
+    return statistics.median(medidas[1:])
 
 
 def fatia(B: int, posto_: int | None = None, mundo_: int | None = None) -> slice:

@@ -21,6 +21,8 @@ def test_sem_torchrun_e_um_processo_so(monkeypatch):
         monkeypatch.delenv(nome, raising=False)
     assert (distribuido.posto(), distribuido.mundo(), distribuido.principal()) == (0, 1, True)
     assert distribuido.media(2.5) == 2.5 and distribuido.fatia(12) == slice(0, 12)
+    modelo = object()                               # sem grupo: nada de DDP, nada a medir
+    assert distribuido.paralelo(modelo) is modelo and distribuido.tempo_da_media(10) is None
 
 
 def test_um_erro_de_comunicacao_vira_processo_caiu():
