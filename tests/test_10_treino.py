@@ -407,14 +407,6 @@ def test_a_ajuda_nao_oferece_o_gpt2_e_diz_como_exportar():
     assert "--modelo NOME_OU_PASTA" in rodar_script("07_generation.py", "--help").saida
 
 
-def test_duracao_e_comando():
-    assert L10.duracao(20) == "menos de 1 min" and L10.duracao(89 * 60) == "cerca de 89 min"
-    assert L10.duracao(26 * 3600, "uns ") == "uns 26 h" and L10.duracao(5 * 86400) == "cerca de 5 dias"
-    assert L10.comando("07_generation.py", "--modelo", "meu gpt").splitlines() == [
-        '  .venv\\Scripts\\python.exe lab\\07_generation.py --modelo "meu gpt"',
-        '  .venv/bin/python lab/07_generation.py --modelo "meu gpt"']
-
-
 def test_ctrl_c_guarda_o_checkpoint_e_sai_com_130(tmp_path):
     """Ctrl+C no meio do treino, num terminal de verdade (pty, com a barra de progresso):
     sai com 130, uma linha, sem traceback, e o checkpoint da última avaliação fica no
