@@ -1105,10 +1105,9 @@ def exportar_e_dizer(args, modelo, tok, config):
 
 
 def preparar(args):
-    """Antes dos experimentos: o que as opções só dizem juntas (h divide d; o lote se
-    divide entre os processos do torchrun) e o dispositivo escolhido (dito na tela, se não
-    for a CPU); com vários processos, o grupo (gloo ou nccl). Um pedido que não dá é uso
-    errado: saída 2."""
+    """Antes dos experimentos, o que as opções só dizem juntas (h divide d; com o torchrun,
+    distribuido.conferir) e o dispositivo escolhido (dito na tela, se não for a CPU); com
+    vários processos, o grupo (gloo ou nccl). Um pedido que não dá é uso errado: saída 2."""
     from dispositivo import anuncio, ou_sair
 
     if args.largura % args.cabecas:
@@ -1116,17 +1115,10 @@ def preparar(args):
                    "cada cabeça fica com d/h números (lição 04). Exemplo: --largura 128 "
                    "--cabecas 4")
     args.dispositivo, motivo = ou_sair(args.dispositivo, "lab/10_treino.py")
+    distribuido.conferir(args.lote, args.dispositivo)
+    if anuncio(args.dispositivo, motivo, torch):
+        dizer(anuncio(args.dispositivo, motivo, torch))
     n = distribuido.mundo()
-    if n > 1 and args.dispositivo == "mps":
-        uso_errado(f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl "
-                   "(CUDA); use --dispositivo cpu")
-    if args.lote % n:
-        uso_errado(f"--lote {args.lote} não se divide entre os {n} processos do torchrun: "
-                   f"cada um treina a mesma fatia do lote (exemplo: --lote "
-                   f"{n * max(1, args.lote // n)})")
-    linha = anuncio(args.dispositivo, motivo, torch)
-    if linha:
-        dizer(linha)
     if n > 1:
         distribuido.iniciar(args.dispositivo)
         import torch.distributed as dist

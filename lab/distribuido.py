@@ -22,7 +22,7 @@ from caminhos import PASTA_LAB
 from processo import ao_interromper, ao_sinal
 
 __all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
-           "encerrar", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
+           "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
            "PRAZO", "queda"]
 
 PRAZO = 120  # segundos: um coletivo (all-reduce) que espera mais que isto é um erro, não uma
@@ -86,6 +86,21 @@ def iniciar(dispositivo: str = "cpu", prazo: float = PRAZO):
              "encerrou este.", 1)
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=prazo))
     return aparelho
+
+
+def conferir(lote: int, dispositivo: str) -> None:
+    """O que um treino em vários processos não aceita, conferido antes de entrar no grupo:
+    o MPS (o grupo é gloo, na CPU, ou nccl, na CUDA) e um lote que não se divide entre os
+    processos. É uso errado: 'erro: ...' e a saída 2. Sem torchrun, tudo vale."""
+    from opcoes import uso_errado
+
+    n = mundo()
+    if n > 1 and dispositivo == "mps":
+        uso_errado(f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl "
+                   "(CUDA); use --dispositivo cpu")
+    if lote % n:
+        uso_errado(f"--lote {lote} não se divide entre os {n} processos do torchrun: cada um "
+                   f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, lote // n)})")
 
 
 def encerrar() -> None:
