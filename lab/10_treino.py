@@ -185,8 +185,8 @@ def novo_modelo(config, semente=None):
     contexto e o alfabeto, que dá V), com os pesos iniciais sorteados com a semente."""
     if semente is not None:
         torch.manual_seed(semente)
-    c = config
-    return GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
+    return GPT2(config["camadas"], config["largura"], config["cabecas"],
+                len(config["alfabeto"]), config["contexto"])
 
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
@@ -821,18 +821,18 @@ def segundos_por_passo(m, semente):
 def exp_fronteira(licao):
     args = licao.args
     B, T = ESCALA["lote"], ESCALA["contexto"]
-    modelos, cs = modelos_da_escala(args.semente), orcamentos()
+    modelos, Cs = modelos_da_escala(args.semente), orcamentos()
     dizer(f"{len(modelos)} modelos de {ESCALA['camadas']} blocos (cabeças de 16 números), lote "
           f"{B} x {T}, taxa {cientifico(ESCALA['taxa'], 0)}\nconstante depois do "
-          f"aquecimento. Cada um treina até {cientifico(cs[-1], 1)} FLOPs e é medido na\n"
-          f"validação em cada orçamento: {', '.join(cientifico(c, 1) for c in cs)}.\n")
+          f"aquecimento. Cada um treina até {cientifico(Cs[-1], 1)} FLOPs e é medido na\n"
+          f"validação em cada orçamento: {', '.join(cientifico(C, 1) for C in Cs)}.\n")
     dizer(f"  {'d':>4} {'N':>8} {'FLOPs por passo':>16} {'passos':>7} {'tokens por N':>13}")
     for m in modelos:
-        passos = round(cs[-1] / m["flops"])
+        passos = round(Cs[-1] / m["flops"])
         dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
               f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
     dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
-    total = sum(round(cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
+    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
                 for m in modelos)
     dizer(f"Treinar os {len(modelos)} leva {duracao(total)} nesta máquina\n"
           "(a mediana de 3 passos de cada, medidos agora).")
@@ -841,22 +841,22 @@ def exp_fronteira(licao):
               + comando("10_treino.py", "--so", "5", "--escala"))
         return
     perdas = {}
-    with Progresso(sum(round(cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
+    with Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
         for m in modelos:
             perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
     melhor = melhores(perdas)
     licao.pausa("a perda de cada modelo em cada orçamento")
-    tabela_da_fronteira(modelos, perdas, cs, melhor)
+    tabela_da_fronteira(modelos, perdas, Cs, melhor)
     if licao.quer_figuras:
-        figura_fronteira(licao, modelos, perdas, cs, melhor)
+        figura_fronteira(licao, modelos, perdas, Cs, melhor)
 
 
-def tabela_da_fronteira(modelos, perdas, cs, melhor):
+def tabela_da_fronteira(modelos, perdas, Cs, melhor):
     """A perda de cada modelo em cada orçamento, o melhor de cada um e o veredito: o melhor
     tamanho cresce com o compute (como no Chinchilla), encolhe ou fica parado."""
     B, T = ESCALA["lote"], ESCALA["contexto"]
     dizer("\nPerda de validação em cada orçamento (FLOPs); * = a menor do orçamento:\n")
-    dizer(f"  {'N':>8}" + "".join(f"{cientifico(c, 1):>10}" for c in cs))
+    dizer(f"  {'N':>8}" + "".join(f"{cientifico(C, 1):>10}" for C in Cs))
     for N, linha in perdas.items():
         dizer((f"  {inteiro(N):>8}" + "".join(
             f"{num(p, 3) + ('*' if melhor[i] == N else ' '):>10}"
@@ -864,10 +864,10 @@ def tabela_da_fronteira(modelos, perdas, cs, melhor):
     flops = {m["N"]: m["flops"] for m in modelos}
     dizer(f"  {'melhor':>8}" + "".join(f"{inteiro(n):>9} " for n in melhor).rstrip())
     dizer(f"  {'tokens/N':>8}" + "".join(
-        f"{num(c / flops[n] * B * T / n, 0):>9} " for c, n in zip(cs, melhor)).rstrip())
+        f"{num(C / flops[n] * B * T / n, 0):>9} " for C, n in zip(Cs, melhor)).rstrip())
     frase = {"cresce": f"O melhor tamanho cresce com o compute: de {inteiro(melhor[0])} "
-                       f"parâmetros em {cientifico(cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
-                       f"em {cientifico(cs[-1], 1)}, como no Chinchilla.",
+                       f"parâmetros em {cientifico(Cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
+                       f"em {cientifico(Cs[-1], 1)}, como no Chinchilla.",
              "encolhe": f"O melhor tamanho ENCOLHEU com o compute: de {inteiro(melhor[0])} "
                         f"a {inteiro(melhor[-1])} parâmetros, o contrário do Chinchilla.",
              "parado": f"O melhor tamanho não mudou nesta faixa: {inteiro(melhor[0])} "
@@ -879,15 +879,15 @@ def tabela_da_fronteira(modelos, perdas, cs, melhor):
                   "minúsculos e o texto se repete."))
 
 
-def figura_fronteira(licao, modelos, perdas, cs, melhor):
+def figura_fronteira(licao, modelos, perdas, Cs, melhor):
     fig, ax = figuras.figura(7, 4.4, margens=(0.8, 0.2, 0.6, 0.45))
     for m in modelos:
-        ax.plot(cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
+        ax.plot(Cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
                 "parâmetros)")
-    ax.plot(cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=1.5, alpha=0.5,
+    ax.plot(Cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=1.5, alpha=0.5,
             marker="D", ms=7, mfc="none", label="a fronteira: o melhor em cada orçamento")
     figuras.escala_log(ax, eixo="x")
-    ax.set_xticks(cs, [cientifico(c, 1) for c in cs])            # os orçamentos da tabela
+    ax.set_xticks(Cs, [cientifico(C, 1) for C in Cs])            # os orçamentos da tabela
     ax.minorticks_off()
     ax.set(xlabel="compute (FLOPs contados)", ylabel="perda de validação (nats)",
            title="Mesmo orçamento, tamanhos diferentes: quem chega mais baixo")
