@@ -211,7 +211,7 @@ from console import (Progresso, cientifico, comando, dizer, duracao, inteiro, le
                      num, pct, plural, quebrar)
 from licao import ExperimentoPulado
 from opcoes import uso_errado
-from pesos_gpt2 import contar
+from pesos_gpt2 import contar, exportar   # exportar: o inverso do carregar_gpt2
 from processo import ao_interromper_durante
 
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
@@ -1092,8 +1092,6 @@ def exportar_e_dizer(args, modelo, tok, config):
     """Com --exportar PASTA: grava a pasta do transformers e confere os logits."""
     if not args.exportar:
         return True
-    from pesos_gpt2 import exportar           # o inverso do carregar_gpt2
-
     diferenca = exportar(modelo, tok, config, args.exportar)
     iguais = diferenca < 1e-4
     dizer(f"\nPasta do transformers gravada em {args.exportar}: logits "
