@@ -174,11 +174,19 @@ def carregar(arquivo, dispositivo="cpu"):
     """(modelo, tokenizador, checkpoint) de um arquivo gravado por salvar(), no dispositivo
     pedido (um checkpoint gravado numa GPU abre na CPU). Só tensores e números
     (weights_only=True): um checkpoint não executa código ao ser lido."""
-    ck = torch.load(arquivo, map_location="cpu", weights_only=True)
-    c = ck["config"]
-    modelo = GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
-    modelo.load_state_dict(ck["pesos"])
-    return modelo.to(dispositivo).eval(), Caracteres(c["alfabeto"]), ck
+    checkpoint = torch.load(arquivo, map_location="cpu", weights_only=True)
+    modelo = novo_modelo(checkpoint["config"])
+    modelo.load_state_dict(checkpoint["pesos"])
+    return modelo.to(dispositivo).eval(), Caracteres(checkpoint["config"]["alfabeto"]), checkpoint
+
+
+def novo_modelo(config, semente=None):
+    """O GPT2 da lição 06 numa configuração (a de um checkpoint: camadas, largura, cabeças,
+    contexto e o alfabeto, que dá V), com os pesos iniciais sorteados com a semente."""
+    if semente is not None:
+        torch.manual_seed(semente)
+    return GPT2(config["camadas"], config["largura"], config["cabecas"],
+                len(config["alfabeto"]), config["contexto"])
 
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
@@ -189,18 +197,22 @@ __all__ = ["treinar", "passo_de_treino", "taxa", "lote", "perda", "media_dos_gra
 
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
-import functools  # noqa: E402
-import re  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import functools
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
 
-import distribuido  # noqa: E402
-import figuras  # noqa: E402
-from console import (Progresso, cientifico, dizer, inteiro, legivel, limite, num,  # noqa: E402
-                     pct, plural, quebrar)
-from licao import RAIZ, ExperimentoPulado, ao_interromper  # noqa: E402
+import distribuido
+import figuras
+from caminhos import RAIZ, curto
+from console import (Progresso, cientifico, comando, dizer, duracao, inteiro, legivel, limite,
+                     num, pct, plural, quebrar)
+from licao import ExperimentoPulado
+from opcoes import uso_errado
+from pesos_gpt2 import contar, exportar   # exportar: o inverso do carregar_gpt2
+from processo import ao_interromper_durante
 
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
@@ -248,23 +260,18 @@ def dados():
 
 
 def configuracao(args):
-    """A configuração do modelo pedida nas opções (confere que h divide d)."""
-    if args.largura % args.cabecas:
-        raise ExperimentoPulado(
-            f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: cada "
-            "cabeça fica com d/h números (lição 04). Exemplo: --largura 128 --cabecas 4.")
+    """A configuração do modelo pedida nas opções (que h divide d, preparar() conferiu)."""
     return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
             "contexto": args.contexto, "alfabeto": ALFABETO}
 
 
-def novo_modelo(c, semente):
-    torch.manual_seed(semente)
-    return GPT2(c["camadas"], c["largura"], c["cabecas"], len(c["alfabeto"]), c["contexto"])
+def passos_de_aquecimento(passos):
+    return min(AQUECIMENTO, passos // 10)
 
 
-def lotes_fixos(dados_, B, T, semente, n=LOTES_DE_AVALIACAO):
-    g = torch.Generator().manual_seed(semente)
-    return [lote(dados_, B, T, g) for _ in range(n)]
+def lotes_fixos(ids, B, T, semente, n=LOTES_DE_AVALIACAO):
+    gerador = torch.Generator().manual_seed(semente)
+    return [lote(ids, B, T, gerador) for _ in range(n)]
 
 
 def entropia_ngrama(treino, validacao, n, V, alfa=0.1):
@@ -315,31 +322,37 @@ def exp_dados(licao):
 @LICAO.experimento(2)
 def exp_modelo(licao):
     L06 = importar_licao("06_gpt2")
-    L09 = importar_licao("09_scaling")
-    c = configuracao(licao.args)
-    L, d, h, T, B = c["camadas"], c["largura"], c["cabecas"], c["contexto"], licao.args.lote
+    config = configuracao(licao.args)
+    L, d, h, T = config["camadas"], config["largura"], config["cabecas"], config["contexto"]
     _, _, tok, _, validacao = dados()
     V = len(tok)
-    modelo = novo_modelo(c, licao.args.semente)
-    N = sum(p.numel() for p in modelo.parameters())
-    formula = L06.parametros_gpt2(L, d, V, T)
-    ok = licao.verificar(N == formula, "N = fórmula da lição 06")
+    modelo = novo_modelo(config, licao.args.semente)
+    N = contar(modelo)
+    ok = licao.verificar(N == L06.parametros_gpt2(L, d, V, T), "N = fórmula da lição 06")
     dizer(f"O GPT2 da lição 06 com {L} blocos, d = {d}, {h} cabeças, {T} posições e um\n"
           f"vocabulário de {V} caracteres: N = {inteiro(N)} parâmetros\n"
           f"(= 12Ld² + 13Ld + Vd + Td + 2d: {'confere' if ok else 'NÃO confere'} com a "
           "conta da lição 06).")
-    blocos = sum(p.numel() for p in modelo.h.parameters())
+    blocos = contar(modelo.h)
     dizer(f"  blocos {inteiro(blocos)} ({pct(blocos / N)}), wte {inteiro(V * d)} (também a "
           f"cabeça de saída), wpe {inteiro(T * d)}")
-    inicial = avaliar(modelo, lotes_fixos(validacao, B, T, 1))
+    inicial = avaliar(modelo, lotes_fixos(validacao, licao.args.lote, T, 1))
     perto = licao.verificar(abs(inicial - math.log(V)) < 0.1, "modelo novo perto de ln V")
     dizer(f"\nUm modelo novo (a inicialização do GPT-2, iniciar_como_gpt2 da lição 06) perde\n"
           f"{num(inicial, 2)} na validação, "
           + (f"a menos de 0,1 de ln V = {num(math.log(V), 2)}: ainda chuta." if perto else
              f"longe de ln V = {num(math.log(V), 2)} (mais de 0,1)."))
-
     licao.pausa("os FLOPs de um passo de treino")
-    x, y = lote(validacao, B, T, torch.Generator().manual_seed(0))  # (B, T), (B, T)
+    x, y = lote(validacao, licao.args.lote, T, torch.Generator().manual_seed(0))  # (B, T)
+    flops_de_um_passo(licao, modelo, x, y, config, V)
+
+
+def flops_de_um_passo(licao, modelo, x, y, config, V):
+    """Os FLOPs de um passo de treino no lote (x, y), contados pelo contar_flops da lição
+    09, contra 6NBT e contra a conta por extenso: 6 x pesos das matrizes + a atenção."""
+    L09 = importar_licao("09_scaling")
+    L, d, T, B = config["camadas"], config["largura"], config["contexto"], x.shape[0]
+    N = contar(modelo)
     with torch.no_grad():
         ida = L09.contar_flops(lambda: modelo(x))
     total = L09.contar_flops(lambda: perda(modelo, x, y).backward())
@@ -370,16 +383,6 @@ def exp_modelo(licao):
 
 
 # ============================================================ experimento 3
-ESTADO = {"checkpoint": None, "passo": None}  # o que o Ctrl+C diz que ficou guardado
-
-
-def _ao_ctrl_c():
-    if ESTADO["checkpoint"] is not None:
-        dizer(f"\nO checkpoint do passo {inteiro(ESTADO['passo'])} ficou em "
-              f"{curto(ESTADO['checkpoint'])}; gere texto com ele:\n"
-              + comando_amostrar(ESTADO["checkpoint"]))
-
-
 CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"
 
 
@@ -387,12 +390,138 @@ def caminho_checkpoint(args):
     return Path(args.checkpoint).resolve() if args.checkpoint else CHECKPOINT_PADRAO
 
 
-def curto(caminho):
-    """O caminho a partir da pasta atual, se ele estiver dentro dela (cabe na linha)."""
-    try:
-        return str(Path(caminho).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(caminho)
+def comando_amostrar(arquivo, *outros):
+    """O comando que gera texto com este checkpoint (as duas formas: Windows e Linux)."""
+    extra = () if arquivo == CHECKPOINT_PADRAO else ("--checkpoint", curto(arquivo))
+    return comando("10_treino.py", "--amostrar", *extra, *outros)
+
+
+@LICAO.experimento(3)
+def exp_treino(licao):
+    args = licao.args
+    config = configuracao(args)
+    _, _, tok, treino, validacao = dados()
+    B, T, passos = args.lote, config["contexto"], args.passos
+    modelo = novo_modelo(config, args.semente).to(getattr(args, "dispositivo", "cpu"))
+    otimizador = adamw(modelo, args.taxa)
+    arquivo, escreve = caminho_checkpoint(args), distribuido.principal()  # só o 0 avalia e grava
+    dizer_o_plano(args, T, len(treino), arquivo)
+    fixos = {"treino": lotes_fixos(treino, B, T, args.semente + 1),
+             "validação": lotes_fixos(validacao, B, T, args.semente + 2)}
+    vocabulario = set(PALAVRA.findall(tok.decodificar(treino.tolist())))
+    a_cada, marcos = pontos_de_avaliacao(passos)
+    historico = {"passo": [], "treino": [], "validação": [], "lote": []}  # lote: cada passo
+    amostras = {}                                   # passo -> (palavras, existem, 1ª amostra)
+    guardado = {"passo": None}                      # o que o Ctrl+C diz que ficou no disco
+    licao.pausa("o treino, uma linha a cada avaliação")
+    dizer(f"\n  {'passo':>6} {'taxa':>7} {'treino':>7} {'validação':>10} {'tempo':>9}")
+    with ao_interromper_durante(lambda: dizer_o_que_ficou(arquivo, guardado["passo"])):
+        for passo, tempo in treino_com_barra(distribuido.paralelo(modelo), otimizador, treino,
+                                             args, historico, guardado, arquivo):
+            if not escreve or (passo % a_cada and passo != passos):
+                continue
+            avaliar_e_guardar(modelo, fixos, historico, passo, arquivo, config)
+            guardado["passo"] = passo
+            dizer(f"  {inteiro(passo):>6} {cientifico(otimizador.lr, 1) if passo else '':>7} "
+                  f"{num(historico['treino'][-1], 2):>7} "
+                  f"{num(historico['validação'][-1], 2):>10} {num(tempo, 1):>7} s")
+            if passo in marcos:
+                amostras[passo] = amostrar_e_contar(modelo, tok, T, args.semente, vocabulario)
+                mostrar_amostra(passo, *amostras[passo])
+    if not escreve:
+        return
+    reais = dizer_o_veredito(historico, amostras, passos, tok, validacao, vocabulario)
+    mostrar_amadurecendo(amostras)
+    dizer(f"\nCheckpoint: {curto(arquivo)} (passo {inteiro(passos)}). Gere mais texto com "
+          f"ele:\n{comando_amostrar(arquivo)}")
+    licao.verificar(exportar_e_dizer(args, modelo, tok, config), "a pasta do transformers")
+    N, bigrama = contar(modelo), entropia_ngrama(treino, validacao, 2, len(tok))
+    if licao.quer_figuras:
+        figura_curvas(licao, historico, len(tok), N, bigrama)
+    ok = gravar_pagina(licao, config, N, bigrama, historico, amostras, reais) == 0
+    licao.verificar(ok, "a página")
+
+
+def dizer_o_plano(args, T, caracteres_de_treino, arquivo):
+    """O treino em uma frase (passos, lote, épocas, o AdamW e o cronograma) e, se o
+    checkpoint já existe, o aviso de que este treino grava por cima."""
+    B, passos, aquecimento = args.lote, args.passos, passos_de_aquecimento(args.passos)
+    dizer(quebrar(f"{plural(passos, 'passo')} de {B} x {T} = {inteiro(B * T)} caracteres "
+                  f"({inteiro(passos * B * T)} no total, "
+                  f"{num(passos * B * T / caracteres_de_treino, 1)} épocas do texto de treino); "
+                  f"AdamW com taxa máxima {cientifico(args.taxa, 0)}, "
+                  + (f"aquecimento de {plural(aquecimento, 'passo')}" if aquecimento else
+                     "sem aquecimento")
+                  + f" e cosseno até {cientifico(args.taxa / 10, 0)}; corte da norma do "
+                  "gradiente em 1; decaimento de peso 0,1."))
+    if arquivo.exists() and distribuido.principal():
+        dizer("\n" + quebrar(f"Aviso: este treino grava por cima de {curto(arquivo)}, o "
+                             "modelo de um treino anterior. Para guardar os dois, treine com "
+                             "--checkpoint outro.pt."))
+
+
+def pontos_de_avaliacao(passos):
+    """(a cada quantos passos avaliar e gravar, os passos com amostra): uma avaliação a cada
+    100 passos (a cada décimo do treino, se ele for curto); amostras no começo, perto de
+    1/10 e de 1/3 do treino e no fim."""
+    a_cada = min(AVALIAR_A_CADA, max(1, passos // 10))
+    marcos = {0, round(passos / 10 / a_cada) * a_cada, round(passos / 3 / a_cada) * a_cada, passos}
+    return a_cada, sorted(marcos)
+
+
+def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquivo):
+    """O laço da peça com a barra de progresso (os tokens/s das últimas 20 passadas), a
+    perda do lote de cada passo no histórico e (passo, segundos desde o começo) a quem
+    chama, também o passo 0. Um processo do torchrun que cai para o treino com saída 1."""
+    B, T, inicio = args.lote, args.contexto, time.perf_counter()
+    yield 0, 0.0
+    ultimo, janela = time.perf_counter(), []
+    gerador = torch.Generator().manual_seed(args.semente)
+    with Progresso(args.passos, "treinando") as barra:
+        try:
+            for passo, p in treinar(rede, otimizador, treino, args.passos, B, T, args.taxa,
+                                    passos_de_aquecimento(args.passos), gerador,
+                                    parte=distribuido.fatia(B)):
+                historico["lote"].append(distribuido.media(p))   # a perda do lote inteiro
+                agora = time.perf_counter()
+                janela = (janela + [agora - ultimo])[-20:]
+                barra.avancar(descricao=f"passo {inteiro(passo)}, "
+                              f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
+                yield passo, agora - inicio
+                ultimo = time.perf_counter()             # sem o tempo de avaliar e amostrar
+        except RuntimeError as erro:           # um processo do grupo caiu (com torchrun)
+            caiu = distribuido.queda(erro)
+            if not isinstance(caiu, distribuido.ProcessoCaiu):
+                raise
+            barra.__exit__(None, None, None)
+            dizer("\n" + quebrar(f"O treino parou: {caiu}"))
+            dizer_o_que_ficou(arquivo, guardado["passo"])
+            sys.exit(1)
+
+
+def dizer_o_que_ficou(arquivo, passo):
+    """O que o Ctrl+C (ou a queda de um processo) diz: o último checkpoint gravado."""
+    if passo is not None:
+        dizer(f"\nO checkpoint do passo {inteiro(passo)} ficou em {curto(arquivo)}; gere "
+              f"texto com ele:\n" + comando_amostrar(arquivo))
+
+
+def avaliar_e_guardar(modelo, fixos, historico, passo, arquivo, config):
+    """As perdas nos lotes fixos de treino e de validação, no histórico, e o checkpoint."""
+    for nome, lotes in fixos.items():
+        historico[nome].append(avaliar(modelo, lotes))
+    historico["passo"].append(passo)
+    salvar(arquivo, modelo, config, passo=passo, historico=historico)
+
+
+def amostrar_e_contar(modelo, tok, T, semente, vocabulario):
+    """(palavras de 3+ letras, quantas existem no texto de treino, a 1ª amostra) das
+    AMOSTRAS amostras de um ponto: as mesmas sementes em todo ponto."""
+    geradores = [torch.Generator().manual_seed(semente + 10 + k) for k in range(AMOSTRAS)]
+    inicio = torch.full((AMOSTRAS, 1), tok.ids["\n"])
+    saida = amostrar(modelo, inicio, NOVOS, T, geradores, TEMPERATURA)
+    textos = [tok.decodificar(linha[1:].tolist()) for linha in saida]
+    return (*palavras_conhecidas(textos, vocabulario), textos[0])
 
 
 def palavras_conhecidas(amostras, vocabulario):
@@ -401,125 +530,20 @@ def palavras_conhecidas(amostras, vocabulario):
     return len(achadas), sum(w in vocabulario for w in achadas)
 
 
-def comando(script, *argumentos):
-    """O comando que roda lab/<script> como o README manda, na pasta do lab: a linha do
-    Windows (PowerShell) e a do Linux/macOS, com dois espaços de recuo."""
-    resto = "".join(f" {a}" if a and " " not in a else f' "{a}"' for a in argumentos)
-    return (f"  .venv\\Scripts\\python.exe lab\\{script}{resto}\n"
-            f"  .venv/bin/python lab/{script}{resto}")
-
-
-def duracao(segundos, cerca="cerca de "):
-    """'menos de 1 min', 'cerca de 12 min', '... 26 h', '... 3 dias': a unidade que se lê
-    melhor (acima de 120 min, horas; acima de 48 h, dias)."""
-    minutos = segundos / 60
-    if minutos < 0.5:
-        return "menos de 1 min"
-    if minutos <= 120:
-        return f"{cerca}{num(minutos, 0)} min"
-    if minutos <= 48 * 60:
-        return f"{cerca}{num(minutos / 60, 0)} h"
-    return f"{cerca}{num(minutos / 1440, 0)} dias"
-
-
-def mostrar_amostra(texto, recuo="  | "):
-    linha = legivel(texto, espaco=" ")
-    largura = 76 - len(recuo)
+def mostrar_amostra(passo, total, conhecidas, texto, recuo="  | "):
+    """A 1ª amostra de um ponto (até 3 linhas) e a contagem de palavras de todas."""
+    dizer(f"\n  Amostra no passo {inteiro(passo)} (temperatura {num(TEMPERATURA, 1)}):")
+    linha, largura = legivel(texto, espaco=" "), 76 - len(recuo)
     for i in range(0, min(len(linha), 3 * largura), largura):
         dizer(recuo + linha[i:i + largura])
+    dizer(f"  palavras de 3+ letras que existem no texto de treino: {conhecidas} de "
+          f"{total} ({pct(conhecidas / max(1, total), 0)})\n")
 
 
-@LICAO.experimento(3)
-def exp_treino(licao):
-    args = licao.args
-    c = configuracao(args)
-    texto, _, tok, treino, validacao = dados()
-    B, T, passos = args.lote, c["contexto"], args.passos
-    aquecimento = min(AQUECIMENTO, passos // 10)
-    modelo = novo_modelo(c, args.semente).to(getattr(args, "dispositivo", "cpu"))
-    otimizador = adamw(modelo, args.taxa)
-    rede, escreve = modelo, distribuido.principal()   # só o processo 0 avalia e grava
-    if distribuido.mundo() > 1:     # torchrun: cada processo treina a sua fatia do lote, e
-        from torch.nn.parallel import DistributedDataParallel   # o DDP faz, no backward, a
-        rede = DistributedDataParallel(modelo)                   # média dos gradientes
-    g = torch.Generator().manual_seed(args.semente)
-    fixos = {"treino": lotes_fixos(treino, B, T, args.semente + 1),
-             "validação": lotes_fixos(validacao, B, T, args.semente + 2)}
-    vocabulario = set(PALAVRA.findall(tok.decodificar(treino.tolist())))
-    arquivo = caminho_checkpoint(args)
-    N = sum(p.numel() for p in modelo.parameters())
-    dizer(quebrar(f"{plural(passos, 'passo')} de {B} x {T} = {inteiro(B * T)} caracteres "
-                  f"({inteiro(passos * B * T)} no total, "
-                  f"{num(passos * B * T / len(treino), 1)} épocas do texto de treino); "
-                  f"AdamW com taxa máxima {cientifico(args.taxa, 0)}, "
-                  + (f"aquecimento de {plural(aquecimento, 'passo')}" if aquecimento else
-                     "sem aquecimento")
-                  + f" e cosseno até {cientifico(args.taxa / 10, 0)}; corte da norma do "
-                  "gradiente em 1; decaimento de peso 0,1."))
-    if arquivo.exists() and escreve:
-        dizer("\n" + quebrar(f"Aviso: este treino grava por cima de {curto(arquivo)}, o "
-                             "modelo de um treino anterior. Para guardar os dois, treine com "
-                             "--checkpoint outro.pt."))
-    a_cada = min(AVALIAR_A_CADA, max(1, passos // 10))
-    marcos = sorted({0, round(passos / 10 / a_cada) * a_cada, round(passos / 3 / a_cada) * a_cada,
-                     passos})
-    historico = {"passo": [], "treino": [], "validação": [], "lote": []}  # lote: cada passo
-    amostras = {}                                   # passo -> (palavras, existem, 1ª amostra)
-
-    def avaliar_e_guardar(passo, tempo):
-        for nome, lotes in fixos.items():
-            historico[nome].append(avaliar(modelo, lotes))
-        historico["passo"].append(passo)
-        salvar(arquivo, modelo, c, passo=passo, historico=historico)
-        ESTADO.update(checkpoint=arquivo, passo=passo)
-        dizer(f"  {inteiro(passo):>6} {cientifico(otimizador.lr, 1) if passo else '':>7} "
-              f"{num(historico['treino'][-1], 2):>7} {num(historico['validação'][-1], 2):>10}"
-              f" {num(tempo, 1):>7} s")
-        if passo in marcos:
-            geradores = [torch.Generator().manual_seed(args.semente + 10 + k)
-                         for k in range(AMOSTRAS)]
-            inicio = torch.full((AMOSTRAS, 1), tok.ids["\n"])
-            saida = amostrar(modelo, inicio, NOVOS, T, geradores, TEMPERATURA)
-            textos = [tok.decodificar(linha[1:].tolist()) for linha in saida]
-            total, conhecidas = palavras_conhecidas(textos, vocabulario)
-            amostras[passo] = (total, conhecidas, textos[0])
-            dizer(f"\n  Amostra no passo {inteiro(passo)} (temperatura {num(TEMPERATURA, 1)}):")
-            mostrar_amostra(textos[0])
-            dizer(f"  palavras de 3+ letras que existem no texto de treino: {conhecidas} de "
-                  f"{total} ({pct(conhecidas / max(1, total), 0)})\n")
-
-    licao.pausa("o treino, uma linha a cada avaliação")
-    dizer(f"\n  {'passo':>6} {'taxa':>7} {'treino':>7} {'validação':>10} {'tempo':>9}")
-    if not ESTADO.get("registrado"):                # o Ctrl+C diz que checkpoint ficou
-        ao_interromper(_ao_ctrl_c)
-        ESTADO["registrado"] = True
-    inicio = time.perf_counter()
-    if escreve:
-        avaliar_e_guardar(0, 0.0)
-    ultimo, janela = time.perf_counter(), []
-    with Progresso(passos, "treinando") as barra:
-        try:
-            for passo, p in treinar(rede, otimizador, treino, passos, B, T, args.taxa,
-                                    aquecimento, g, parte=distribuido.fatia(B)):
-                historico["lote"].append(distribuido.media(p))   # a perda do lote inteiro
-                agora = time.perf_counter()
-                janela = (janela + [agora - ultimo])[-20:]
-                ultimo = agora
-                barra.avancar(descricao=f"passo {inteiro(passo)}, "
-                              f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
-                if escreve and (passo % a_cada == 0 or passo == passos):
-                    avaliar_e_guardar(passo, agora - inicio)
-                    ultimo = time.perf_counter()
-        except RuntimeError as erro:           # um processo do grupo caiu (com torchrun)
-            caiu = distribuido.queda(erro)
-            if not isinstance(caiu, distribuido.ProcessoCaiu):
-                raise
-            barra.__exit__(None, None, None)
-            dizer("\n" + quebrar(f"O treino parou: {caiu}"))
-            _ao_ctrl_c()                       # o checkpoint que ficou
-            sys.exit(1)
-    if not escreve:
-        return
+def dizer_o_veredito(historico, amostras, passos, tok, validacao, vocabulario):
+    """A perda final contra o limiar e as palavras do começo contra as do fim (os dois
+    vereditos do treino); devolve a régua das amostras: (palavras, quantas existem no
+    treino) do texto de validação, escrito por gente."""
     final = historico["validação"][-1]
     abaixo = final < LIMIAR_VALIDACAO
     dizer(f"Perda de validação: {num(historico['validação'][0], 2)} -> {num(final, 2)} "
@@ -533,14 +557,7 @@ def exp_treino(licao):
                   + ("as amostras melhoraram" if melhorou else "as amostras quase não mudaram")
                   + f" (no texto de validação, escrito por gente, {pct(reais[1] / reais[0], 0)} "
                   "das palavras existem no de treino)."))
-    mostrar_amadurecendo(amostras)
-    dizer(f"\nCheckpoint: {curto(arquivo)} (passo {inteiro(passos)}). Gere mais texto com "
-          f"ele:\n{comando_amostrar(arquivo)}")
-    licao.verificar(exportar_e_dizer(args, modelo, tok, c), "a pasta do transformers")
-    if licao.quer_figuras:
-        figura_curvas(licao, historico, len(tok), N, entropia_ngrama(treino, validacao, 2,
-                                                                      len(tok)))
-    licao.verificar(gravar_pagina(licao, N, historico, amostras, reais) == 0, "a página")
+    return reais
 
 
 def mostrar_amadurecendo(amostras):
@@ -580,30 +597,28 @@ def figura_curvas(licao, historico, V, N, bigrama):
 # semente lida por um modelo cada vez melhor. tests/test_paginas_10.py confere contra o que o
 # experimento imprime; a do treino padrão também mora em apostilas/paginas/ (--html
 # apostilas/paginas).
-def gravar_pagina(licao, N, historico, amostras, reais):
+def gravar_pagina(licao, config, N, bigrama, historico, amostras, reais):
     """Grava a página do treino (saída 0 ou 1, como a de qualquer página). reais: (palavras,
     quantas existem no treino) do texto de validação, a régua das amostras."""
-    return paginas.gravar(licao, lambda: pagina(licao, N, historico, amostras, reais),
-                          "10_treino.html")
+    return paginas.gravar(licao, lambda: pagina(licao.args, config, N, bigrama, historico,
+                                                amostras, reais), "10_treino.html")
 
 
-def pagina(licao, N, historico, amostras, reais) -> str:
-    args, c = licao.args, configuracao(licao.args)
-    _, _, tok, treino, validacao = dados()
-    V = len(tok)
+def pagina(args, config, N, bigrama, historico, amostras, reais) -> str:
+    V = len(config["alfabeto"])
     finito = lambda xs: [x if math.isfinite(x) else None for x in xs]  # noqa: E731 (NaN: —)
-    dados_ = {"N": N, "camadas": c["camadas"], "largura": c["largura"], "cabecas": c["cabecas"],
-              "lote": args.lote, "contexto": c["contexto"], "passos": args.passos,
-              "taxa": args.taxa, "aquecimento": min(AQUECIMENTO, args.passos // 10),
-              "semente": args.semente, "V": V, "acaso": math.log(V),
-              "bigrama": entropia_ngrama(treino, validacao, 2, V), "limiar": LIMIAR_VALIDACAO,
+    treino = {"N": N, "camadas": config["camadas"], "largura": config["largura"],
+              "cabecas": config["cabecas"], "lote": args.lote, "contexto": config["contexto"],
+              "passos": args.passos, "taxa": args.taxa,
+              "aquecimento": passos_de_aquecimento(args.passos), "semente": args.semente,
+              "V": V, "acaso": math.log(V), "bigrama": bigrama, "limiar": LIMIAR_VALIDACAO,
               "melhora": MELHORA, "temperatura": TEMPERATURA, "reais": list(reais),
               "historico": {nome: finito(v) if nome != "passo" else v
                             for nome, v in historico.items()},
               "amostras": [[passo, total, conhecidas, texto]
                            for passo, (total, conhecidas, texto) in amostras.items()]}
     corpo, script, estilo = (paginas.fonte(f"10_treino.{e}") for e in ("html", "js", "css"))
-    return paginas.documento(f"Lição {LICAO.numero} · O seu treino", corpo, script, dados_,
+    return paginas.documento(f"Lição {LICAO.numero} · O seu treino", corpo, script, treino,
                              estilo, "As curvas de perda e as amostras de um GPT treinado aqui")
 
 
@@ -628,59 +643,71 @@ def medir_passo(modelo, otimizador, x, y):
     return tuple(b - a for a, b in zip(marcas, marcas[1:]))
 
 
+def so_os_produtos(matrizes):
+    for a, b in matrizes:
+        torch.matmul(a, b)
+
+
+def medir_contra_o_matmul(modelo, otimizador, x, y, matrizes):
+    """RODADAS rodadas alternadas: 3 passos de treino e 3 vezes só os produtos de matrizes.
+    Devolve (forward, backward, resto) da rodada mais rápida, o menor tempo dos produtos e a
+    mediana dos passos (o menor é o caso otimista; para prever, a mediana)."""
+    for _ in range(2):                                            # aquece caches e kernels
+        medir_passo(modelo, otimizador, x, y)
+        so_os_produtos(matrizes)
+    rodadas, replays = [], []
+    with Progresso(RODADAS, "medindo") as barra:
+        for _ in range(RODADAS):                                  # passo e matmul alternados
+            rodadas.append([sum(t) / 3 for t in zip(*(medir_passo(modelo, otimizador, x, y)
+                                                      for _ in range(3)))])
+            inicio = time.perf_counter()
+            for _ in range(3):
+                so_os_produtos(matrizes)
+            replays.append((time.perf_counter() - inicio) / 3)
+            barra.avancar()
+    return min(rodadas, key=sum), min(replays), statistics.median(sum(r) for r in rodadas)
+
+
 @LICAO.experimento(4)
 def exp_cpu(licao):
     L09 = importar_licao("09_scaling")
     args = licao.args
-    c = configuracao(args)
-    L, d, h, T, B = c["camadas"], c["largura"], c["cabecas"], c["contexto"], args.lote
+    config = configuracao(args)
+    L, d, h = config["camadas"], config["largura"], config["cabecas"]
+    T, B = config["contexto"], args.lote
     _, _, tok, treino, _ = dados()
-    V = len(tok)
-    modelo = novo_modelo(c, args.semente)
-    N = sum(p.numel() for p in modelo.parameters())
+    modelo = novo_modelo(config, args.semente)
     otimizador = adamw(modelo, 1e-4)
-    g = torch.Generator().manual_seed(args.semente)
-    x, y = lote(treino, B, T, g)                                  # (B, T), (B, T)
+    gerador = torch.Generator().manual_seed(args.semente)
+    x, y = lote(treino, B, T, gerador)                            # (B, T), (B, T)
     contados = L09.contar_flops(lambda: perda(modelo, x, y).backward())
-    produtos = produtos_do_passo(L, d, h, V, B, T)
+    produtos = produtos_do_passo(L, d, h, len(tok), B, T)
     soma = sum(2 * b * m * k * n for b, m, k, n in produtos)
     licao.verificar(soma == contados, "produtos do passo = FLOPs contados")
-    matrizes = [(torch.randn(b, m, k, generator=g).squeeze(0),
-                 torch.randn(b, k, n, generator=g).squeeze(0)) for b, m, k, n in produtos]
-
-    def so_matmuls():
-        for a, b in matrizes:
-            torch.matmul(a, b)
-
-    for _ in range(2):                                            # aquece caches e kernels
-        medir_passo(modelo, otimizador, x, y)
-        so_matmuls()
-    passos, replays = [], []
-    with Progresso(RODADAS, "medindo") as barra:
-        for _ in range(RODADAS):                                  # passo e matmul alternados
-            passos.append([sum(t) / 3 for t in zip(*(medir_passo(modelo, otimizador, x, y)
-                                                     for _ in range(3)))])
-            inicio = time.perf_counter()
-            for _ in range(3):
-                so_matmuls()
-            replays.append((time.perf_counter() - inicio) / 3)
-            barra.avancar()
-    ida, volta, resto = min(passos, key=sum)
-    passo, replay = ida + volta + resto, min(replays)
-    tipico = statistics.median(sum(p) for p in passos)   # para prever: a mediana, não o melhor
-    rendeu, limite_ = contados / passo, contados / replay
+    matrizes = [(torch.randn(b, m, k, generator=gerador).squeeze(0),
+                 torch.randn(b, k, n, generator=gerador).squeeze(0)) for b, m, k, n in produtos]
+    (ida, volta, resto), replay, tipico = medir_contra_o_matmul(modelo, otimizador, x, y,
+                                                                matrizes)
+    segundos = ida + volta + resto
+    rendeu, teto = contados / segundos, contados / replay
     dizer(f"Um passo de treino do modelo do experimento 2 ({L} blocos, d = {d}, lote {B} x "
           f"{T}),\nmedido agora nesta máquina com {plural(torch.get_num_threads(), 'thread')} "
           f"(o menor de {RODADAS} medições):")
     for nome, t in (("forward", ida), ("backward", volta), ("corte + AdamW", resto)):
-        dizer(f"  {nome:<16} {num(1000 * t, 1):>8} ms  {pct(t / passo, 0):>6}")
-    dizer(f"  {'passo inteiro':<16} {num(1000 * passo, 1):>8} ms  -> "
+        dizer(f"  {nome:<16} {num(1000 * t, 1):>8} ms  {pct(t / segundos, 0):>6}")
+    dizer(f"  {'passo inteiro':<16} {num(1000 * segundos, 1):>8} ms  -> "
           f"{num(rendeu / 1e9, 1)} GFLOP/s ({cientifico(contados, 2)} FLOPs contados)")
     dizer(f"\nSó os {len(produtos)} produtos de matrizes do passo (as mesmas formas, "
           f"torch.matmul\npuro, sem mais nada): {num(1000 * replay, 1)} ms -> "
-          f"{num(limite_ / 1e9, 1)} GFLOP/s, o limite desta máquina\nnessas formas.")
-    fracao = rendeu / limite_
-    padrao = all(getattr(args, k) == LICAO_PADRAO[k] for k in LICAO_PADRAO)
+          f"{num(teto / 1e9, 1)} GFLOP/s, o limite desta máquina\nnessas formas.")
+    dizer_a_fracao(rendeu / teto, all(getattr(args, k) == v for k, v in LICAO_PADRAO.items()))
+    licao.pausa("tokens por parâmetro contra o Chinchilla")
+    tokens_por_parametro(args.passos, B, T, contar(modelo), len(treino), tipico)
+
+
+def dizer_a_fracao(fracao, padrao):
+    """O veredito do experimento 4: o treino contra a meta de 30 % do matmul (só no modelo
+    padrão a meta vale: num modelo menor, o resto pesa mais)."""
     if fracao >= 0.3:
         dizer(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá (a meta do lab é 30 %: "
               "passou).")
@@ -699,19 +726,21 @@ def exp_cpu(licao):
                   "que multiplicam; num modelo maior, os produtos crescem como d² e o resto "
                   "como d, e a fração sobe."))
 
-    tokens = args.passos * B * T
-    licao.pausa("tokens por parâmetro contra o Chinchilla")
-    dizer(f"\nTokens por parâmetro: o treino do experimento 3 ({inteiro(args.passos)} passos) "
+
+def tokens_por_parametro(passos, B, T, N, caracteres_de_treino, segundos_por_passo):
+    """Os tokens por parâmetro do treino do experimento 3 contra os ~20 do Chinchilla, e o
+    que chegar a 20 custaria aqui (em passos, épocas e tempo)."""
+    tokens = passos * B * T
+    dizer(f"\nTokens por parâmetro: o treino do experimento 3 ({inteiro(passos)} passos) "
           f"vê\n{inteiro(tokens)} tokens com N = {inteiro(N)}: {num(tokens / N, 2)} por "
           "parâmetro. O Chinchilla\n(lição 09) treinou com cerca de 20.")
     vinte = 20 * N
-    segundos = vinte / (B * T) * tipico
     dizer(f"Chegar a 20 pediria {inteiro(vinte)} tokens: {inteiro(round(vinte / (B * T)))} "
           f"passos.")
-    dizer(quebrar(f"São {num(vinte / len(treino), 0)} épocas do texto de treino e "
-                  f"{duracao(segundos, 'uns ')} nesta máquina (a mediana das {RODADAS} medições): "
-                  "aqui os dados acabam antes do compute (o experimento 5 mede que tamanho "
-                  "rende mais)."))
+    dizer(quebrar(f"São {num(vinte / caracteres_de_treino, 0)} épocas do texto de treino e "
+                  f"{duracao(vinte / (B * T) * segundos_por_passo, 'uns ')} nesta máquina (a "
+                  f"mediana das {RODADAS} medições): aqui os dados acabam antes do compute (o "
+                  "experimento 5 mede que tamanho rende mais)."))
 
 
 # ============================================================ experimento 5
@@ -726,13 +755,12 @@ def modelos_da_escala(semente):
     x = torch.zeros(ESCALA["lote"], ESCALA["contexto"], dtype=torch.long)  # (B, T)
     saida = []
     for d in ESCALA["larguras"]:
-        c = {"camadas": ESCALA["camadas"], "largura": d, "cabecas": max(1, d // 16),
-             "contexto": ESCALA["contexto"], "alfabeto": ALFABETO}
-        modelo = novo_modelo(c, semente)
+        config = {"camadas": ESCALA["camadas"], "largura": d, "cabecas": max(1, d // 16),
+                  "contexto": ESCALA["contexto"], "alfabeto": ALFABETO}
+        modelo = novo_modelo(config, semente)
         flops = L09.contar_flops(lambda: perda(modelo, x, x).backward())
         modelo.zero_grad(set_to_none=True)
-        saida.append({"d": d, "modelo": modelo, "flops": flops,
-                      "N": sum(p.numel() for p in modelo.parameters())})
+        saida.append({"d": d, "modelo": modelo, "flops": flops, "N": contar(modelo)})
     return saida
 
 
@@ -764,10 +792,10 @@ def treinar_na_escala(m, semente, barra):
     marcos = [max(1, round(C / m["flops"])) for C in orcamentos()]
     fixos = lotes_fixos(validacao, B, T, semente + 99)             # os mesmos para todos
     otimizador = adamw(m["modelo"], ESCALA["taxa"])
-    g = torch.Generator().manual_seed(semente)
+    gerador = torch.Generator().manual_seed(semente)
     perdas = []
     for passo, _ in treinar(m["modelo"], otimizador, treino, marcos[-1], B, T, ESCALA["taxa"],
-                            max(1, marcos[-1] // 20), g, final=1.0):   # sem cosseno
+                            max(1, marcos[-1] // 20), gerador, final=1.0):   # sem cosseno
         barra.avancar(descricao=f"d = {m['d']}: passo {inteiro(passo)} de "
                       f"{inteiro(marcos[-1])}")
         if passo in marcos:
@@ -782,7 +810,8 @@ def segundos_por_passo(m, semente):
 
     copia = copy.deepcopy(m["modelo"])
     otimizador = adamw(copia, 1e-4)
-    x, y = lote(dados()[3], ESCALA["lote"], ESCALA["contexto"],
+    _, _, _, treino, _ = dados()
+    x, y = lote(treino, ESCALA["lote"], ESCALA["contexto"],
                 torch.Generator().manual_seed(semente))
     medir_passo(copia, otimizador, x, y)                          # o primeiro aquece
     return statistics.median(sum(medir_passo(copia, otimizador, x, y)) for _ in range(3))
@@ -792,18 +821,18 @@ def segundos_por_passo(m, semente):
 def exp_fronteira(licao):
     args = licao.args
     B, T = ESCALA["lote"], ESCALA["contexto"]
-    modelos, cs = modelos_da_escala(args.semente), orcamentos()
+    modelos, Cs = modelos_da_escala(args.semente), orcamentos()
     dizer(f"{len(modelos)} modelos de {ESCALA['camadas']} blocos (cabeças de 16 números), lote "
           f"{B} x {T}, taxa {cientifico(ESCALA['taxa'], 0)}\nconstante depois do "
-          f"aquecimento. Cada um treina até {cientifico(cs[-1], 1)} FLOPs e é medido na\n"
-          f"validação em cada orçamento: {', '.join(cientifico(c, 1) for c in cs)}.\n")
+          f"aquecimento. Cada um treina até {cientifico(Cs[-1], 1)} FLOPs e é medido na\n"
+          f"validação em cada orçamento: {', '.join(cientifico(C, 1) for C in Cs)}.\n")
     dizer(f"  {'d':>4} {'N':>8} {'FLOPs por passo':>16} {'passos':>7} {'tokens por N':>13}")
     for m in modelos:
-        passos = round(cs[-1] / m["flops"])
+        passos = round(Cs[-1] / m["flops"])
         dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
               f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
     dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
-    total = sum(round(cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
+    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
                 for m in modelos)
     dizer(f"Treinar os {len(modelos)} leva {duracao(total)} nesta máquina\n"
           "(a mediana de 3 passos de cada, medidos agora).")
@@ -812,13 +841,22 @@ def exp_fronteira(licao):
               + comando("10_treino.py", "--so", "5", "--escala"))
         return
     perdas = {}
-    with Progresso(sum(round(cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
+    with Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
         for m in modelos:
             perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
     melhor = melhores(perdas)
     licao.pausa("a perda de cada modelo em cada orçamento")
+    tabela_da_fronteira(modelos, perdas, Cs, melhor)
+    if licao.quer_figuras:
+        figura_fronteira(licao, modelos, perdas, Cs, melhor)
+
+
+def tabela_da_fronteira(modelos, perdas, Cs, melhor):
+    """A perda de cada modelo em cada orçamento, o melhor de cada um e o veredito: o melhor
+    tamanho cresce com o compute (como no Chinchilla), encolhe ou fica parado."""
+    B, T = ESCALA["lote"], ESCALA["contexto"]
     dizer("\nPerda de validação em cada orçamento (FLOPs); * = a menor do orçamento:\n")
-    dizer(f"  {'N':>8}" + "".join(f"{cientifico(c, 1):>10}" for c in cs))
+    dizer(f"  {'N':>8}" + "".join(f"{cientifico(C, 1):>10}" for C in Cs))
     for N, linha in perdas.items():
         dizer((f"  {inteiro(N):>8}" + "".join(
             f"{num(p, 3) + ('*' if melhor[i] == N else ' '):>10}"
@@ -826,10 +864,10 @@ def exp_fronteira(licao):
     flops = {m["N"]: m["flops"] for m in modelos}
     dizer(f"  {'melhor':>8}" + "".join(f"{inteiro(n):>9} " for n in melhor).rstrip())
     dizer(f"  {'tokens/N':>8}" + "".join(
-        f"{num(c / flops[n] * B * T / n, 0):>9} " for c, n in zip(cs, melhor)).rstrip())
+        f"{num(C / flops[n] * B * T / n, 0):>9} " for C, n in zip(Cs, melhor)).rstrip())
     frase = {"cresce": f"O melhor tamanho cresce com o compute: de {inteiro(melhor[0])} "
-                       f"parâmetros em {cientifico(cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
-                       f"em {cientifico(cs[-1], 1)}, como no Chinchilla.",
+                       f"parâmetros em {cientifico(Cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
+                       f"em {cientifico(Cs[-1], 1)}, como no Chinchilla.",
              "encolhe": f"O melhor tamanho ENCOLHEU com o compute: de {inteiro(melhor[0])} "
                         f"a {inteiro(melhor[-1])} parâmetros, o contrário do Chinchilla.",
              "parado": f"O melhor tamanho não mudou nesta faixa: {inteiro(melhor[0])} "
@@ -839,19 +877,17 @@ def exp_fronteira(licao):
                   "o modelo que chegou mais baixo. Os tokens por parâmetro do melhor não são "
                   "os ~20 do Chinchilla: caracteres não são tokens BPE, os modelos são "
                   "minúsculos e o texto se repete."))
-    if licao.quer_figuras:
-        figura_fronteira(licao, modelos, perdas, cs, melhor)
 
 
-def figura_fronteira(licao, modelos, perdas, cs, melhor):
+def figura_fronteira(licao, modelos, perdas, Cs, melhor):
     fig, ax = figuras.figura(7, 4.4, margens=(0.8, 0.2, 0.6, 0.45))
     for m in modelos:
-        ax.plot(cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
+        ax.plot(Cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
                 "parâmetros)")
-    ax.plot(cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=1.5, alpha=0.5,
+    ax.plot(Cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=1.5, alpha=0.5,
             marker="D", ms=7, mfc="none", label="a fronteira: o melhor em cada orçamento")
     figuras.escala_log(ax, eixo="x")
-    ax.set_xticks(cs, [cientifico(c, 1) for c in cs])            # os orçamentos da tabela
+    ax.set_xticks(Cs, [cientifico(C, 1) for C in Cs])            # os orçamentos da tabela
     ax.minorticks_off()
     ax.set(xlabel="compute (FLOPs contados)", ylabel="perda de validação (nats)",
            title="Mesmo orçamento, tamanhos diferentes: quem chega mais baixo")
@@ -886,60 +922,75 @@ def max_diferenca(a, b):
     return max(float((p.double() - q.double()).abs().max()) for p, q in zip(a, b))
 
 
-def treino_dividido(e):
+def treino_dividido(entrada):
     """O treino curto do experimento 6, sozinho ou num dos processos que lancar() abre: o
     mesmo modelo e os mesmos lotes globais em todos; cada processo treina a sua fatia, e
     o DistributedDataParallel faz a média dos gradientes no backward. Devolve os pesos, o
     tempo de cada passo e o de um all-reduce de N números (com mais de um processo)."""
     _, _, _, treino, _ = dados()
-    modelo = novo_modelo(e["config"], e["semente"])
-    otimizador = adamw(modelo, e["taxa"])
-    rede = modelo
-    if distribuido.mundo() > 1:
-        from torch.nn.parallel import DistributedDataParallel
-
-        rede = DistributedDataParallel(modelo)
-    g = torch.Generator().manual_seed(e["semente"])
+    modelo = novo_modelo(entrada["config"], entrada["semente"])
+    otimizador = adamw(modelo, entrada["taxa"])
+    rede = distribuido.paralelo(modelo)             # vivo até o fim: o all-reduce medido
+    gerador = torch.Generator().manual_seed(entrada["semente"])
     tempos, ultimo = [], time.perf_counter()
-    parte = e.get("parte") or distribuido.fatia(e["B"])           # a fatia deste processo
-    for _ in treinar(rede, otimizador, treino, e["passos"], e["B"], e["T"], e["taxa"],
-                     max(1, e["passos"] // 10), g, parte=parte):
+    parte = entrada.get("parte") or distribuido.fatia(entrada["B"])   # a fatia deste processo
+    for _ in treinar(rede, otimizador, treino, entrada["passos"], entrada["B"], entrada["T"],
+                     entrada["taxa"], max(1, entrada["passos"] // 10), gerador, parte=parte):
         agora = time.perf_counter()
         tempos.append(agora - ultimo)
         ultimo = agora
-    comunicacao = None
-    if distribuido.mundo() > 1:                    # só a média: um all-reduce do tamanho
-        import torch.distributed as dist           # de todos os gradientes juntos
-
-        tudo = torch.zeros(sum(p.numel() for p in modelo.parameters()))
-        medidas = []
-        for _ in range(6):
-            inicio = time.perf_counter()
-            dist.all_reduce(tudo)
-            medidas.append(time.perf_counter() - inicio)
-        comunicacao = statistics.median(medidas[1:])
     return {"pesos": {k: v.detach().clone() for k, v in modelo.state_dict().items()},
-            "segundos": statistics.median(tempos[1:]), "comunicacao": comunicacao,
+            "segundos": statistics.median(tempos[1:]),
+            "comunicacao": distribuido.tempo_da_media(contar(modelo)),
             "threads": torch.get_num_threads()}
 
 
 @LICAO.experimento(6)
 def exp_dividir(licao):
     args = licao.args
-    c = configuracao(args)
-    B, T, n = args.lote, c["contexto"], PROCESSOS
+    config = configuracao(args)
+    B, T, n = args.lote, config["contexto"], PROCESSOS
     if B % n:
         raise ExperimentoPulado(f"--lote {B} não se divide entre {n} processos: use um lote "
                                 f"par (exemplo: --lote {n * max(1, B // n)}).")
-    b = B // n
     _, _, _, treino, _ = dados()
-    modelo = novo_modelo(c, args.semente)
+    modelo = novo_modelo(config, args.semente)
     x, y = lote(treino, B, T, torch.Generator().manual_seed(args.semente))   # (B, T), (B, T)
+    a_media_e_o_lote_inteiro(licao, modelo, x, y, n)
+    if distribuido.mundo() > 1:
+        raise ExperimentoPulado("com o torchrun, o experimento 6 não abre os seus processos: "
+                                "rode-o sem o torchrun (--so 6 --dividir).")
+    if not args.dividir:
+        dizer(f"\nPara ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
+              "uns\n10 a 40 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
+        return
+    entrada = {"config": config, "semente": args.semente, "taxa": args.taxa, "B": B, "T": T,
+               "passos": PASSOS_DIVIDIDOS}
+    licao.pausa(f"{n} processos de verdade")
+    dizer()
+    um, sem, dividido = tres_treinos(entrada, n)
+    diferenca, sem_media = (max_diferenca(dividido["pesos"], um["pesos"]),
+                            max_diferenca(sem["pesos"], um["pesos"]))
+    iguais = licao.verificar(diferenca < TETO_PESOS < sem_media, "2 processos = 1 processo")
+    dizer(f"  {f'max |pesos com {n} processos - com 1|':<44}{limite(diferenca, TETO_PESOS):>8}")
+    dizer(f"  {'max |pesos sem a média - com 1|':<44}{limite(sem_media, TETO_PESOS):>8}")
+    dizer(quebrar("Iguais: dividir o lote entre processos é o mesmo treino (o que sobra é "
+                  "arredondamento, que o AdamW amplia um pouco a cada passo); sem a média, "
+                  "é outro treino." if iguais else
+                  f"DIFERENTES: os {n} processos não deram o treino de 1 processo."))
+    dizer_os_tempos(um, dividido, n, contar(modelo))
+
+
+def a_media_e_o_lote_inteiro(licao, modelo, x, y, n):
+    """O gradiente do lote inteiro contra a média dos gradientes das n fatias (o que o
+    all-reduce entrega a cada processo): as normas e a maior diferença, peso a peso."""
+    B, T = x.shape
+    b = B // n
     todo = gradientes(modelo, x, y)                     # um processo, com o lote inteiro
     partes = [gradientes(modelo, x[distribuido.fatia(B, k, n)], y[distribuido.fatia(B, k, n)])
               for k in range(n)]                        # cada processo, com a sua fatia
-    media_ = media_dos_gradientes(partes)               # o que o all-reduce entrega a todos
-    diferenca = max_diferenca(media_, todo)
+    media = media_dos_gradientes(partes)                # o que o all-reduce entrega a todos
+    diferenca = max_diferenca(media, todo)
     iguais = licao.verificar(diferenca < TETO_GRADIENTE, "média dos gradientes = lote inteiro")
     dizer(quebrar(f"O lote global do experimento 3: {B} sequências de {T} caracteres, no "
                   f"modelo do experimento 2. Dividido entre {n} processos, cada um fica com "
@@ -948,7 +999,7 @@ def exp_dividir(licao):
         fim = f"sequências {k * b} a {(k + 1) * b - 1}"
         dizer(f"  {f'norma do gradiente, processo {k} ({fim})':<54}{num(norma(partes[k]), 2):>8}")
     dizer(f"  {f'a média dos {n} (o all-reduce: soma e divide por {n})':<54}"
-          f"{num(norma(media_), 2):>8}")
+          f"{num(norma(media), 2):>8}")
     dizer(f"  {'o lote inteiro, num processo só':<54}{num(norma(todo), 2):>8}")
     dizer(f"  max |média - lote inteiro|, peso a peso: {limite(diferenca, TETO_GRADIENTE)}: "
           + ("iguais." if iguais else "DIFERENTES."))
@@ -956,47 +1007,38 @@ def exp_dividir(licao):
                   "todo, e o gradiente de uma média é a média dos gradientes. Com o mesmo "
                   "gradiente, cada processo dá o mesmo passo do AdamW, e os pesos seguem "
                   "iguais em todos: é o paralelismo de dados (data parallelism)."))
-    if distribuido.mundo() > 1:
-        raise ExperimentoPulado("com o torchrun, o experimento 6 não abre os seus processos: "
-                                "rode-o sem o torchrun (--so 6 --dividir).")
-    if not args.dividir:
-        dizer(f"\nPara ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
-              "uns\n10 a 40 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
-        return
-    entrada = {"config": c, "semente": args.semente, "taxa": args.taxa, "B": B, "T": T,
-               "passos": PASSOS_DIVIDIDOS}
-    licao.pausa(f"{n} processos de verdade")
-    dizer()
+
+
+def tres_treinos(entrada, n):
+    """(1 processo com o lote inteiro, 1 processo só com a 1ª fatia, n processos), cada um
+    com uma thread de conta, como cada um dos n processos (1 thread, 1 núcleo)."""
+    B, T, b = entrada["B"], entrada["T"], entrada["B"] // n
     dizer(quebrar(f"{n} processos de verdade (gloo, DistributedDataParallel), "
                   f"{PASSOS_DIVIDIDOS} passos: cada um sorteia o mesmo lote global de {B} e "
                   f"treina as suas {b} sequências. Contra 1 processo com o lote inteiro, e "
                   f"contra 1 processo só com as {b} primeiras (sem a média):"))
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)                # como cada um dos n processos: 1 thread, 1 núcleo
+    torch.set_num_threads(1)
     try:
         with Progresso(3, "1 processo") as barra:
             um = treino_dividido(entrada)                       # 1 processo, o lote inteiro
             barra.avancar(descricao="sem a média")
             sem = treino_dividido({**entrada, "parte": slice(0, b)})
             barra.avancar(descricao=f"{n} processos")
-            dois = distribuido.lancar(n, __file__, "treino_dividido", entrada, prazo=120)
+            dividido = distribuido.lancar(n, __file__, "treino_dividido", entrada, prazo=120)
             barra.avancar()
     finally:
         torch.set_num_threads(threads)
-    diferenca, sem_media = max_diferenca(dois["pesos"], um["pesos"]), \
-        max_diferenca(sem["pesos"], um["pesos"])
-    iguais = licao.verificar(diferenca < TETO_PESOS < sem_media, "2 processos = 1 processo")
-    dizer(f"  {f'max |pesos com {n} processos - com 1|':<44}{limite(diferenca, TETO_PESOS):>8}")
-    dizer(f"  {'max |pesos sem a média - com 1|':<44}{limite(sem_media, TETO_PESOS):>8}")
-    dizer(quebrar("Iguais: dividir o lote entre processos é o mesmo treino (o que sobra é "
-                  "arredondamento, que o AdamW amplia um pouco a cada passo); sem a média, "
-                  "é outro treino." if iguais else
-                  f"DIFERENTES: os {n} processos não deram o treino de 1 processo."))
-    t1, t2, com = um["segundos"], dois["segundos"], dois["comunicacao"]
-    N = sum(p.numel() for p in modelo.parameters())
+    return um, sem, dividido
+
+
+def dizer_os_tempos(um, dividido, n, N):
+    """O tempo de um passo com 1 e com n processos, e o da média sozinha: quando dividir
+    rende."""
+    t1, t2, com = um["segundos"], dividido["segundos"], dividido["comunicacao"]
     dizer("\nTempo por passo nesta máquina (a mediana, sem o primeiro passo):")
     for nome, t in ((f"1 processo, {plural(um['threads'], 'thread')}", t1),
-                    (f"{n} processos, {plural(dois['threads'], 'thread')} cada", t2),
+                    (f"{n} processos, {plural(dividido['threads'], 'thread')} cada", t2),
                     (f"  só a média: um all-reduce de {inteiro(N)} números", com)):
         dizer(f"  {nome:<52}{num(1000 * t, 0):>6} ms")
     if t2 < 0.9 * t1:
@@ -1016,54 +1058,12 @@ def exp_dividir(licao):
 
 
 # ============================================================ --amostrar e --exportar
-def comando_amostrar(arquivo, *outros):
-    """O comando que gera texto com este checkpoint (as duas formas: Windows e Linux)."""
-    extra = () if arquivo == CHECKPOINT_PADRAO else ("--checkpoint", curto(arquivo))
-    return comando("10_treino.py", "--amostrar", *extra, *outros)
-
-
-def exportar(modelo, tok, config, pasta):
-    """Grava o modelo como um GPT2LMHeadModel do transformers (safetensors) com um
-    tokenizador de caracteres: a pasta que a lição 07 carrega com --modelo PASTA. Confere
-    que o GPT-2 do transformers dá os mesmos logits que o nosso GPT2."""
-    from tokenizers import Tokenizer, decoders, models
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()                             # gravar é rápido: sem barra
-    if next(modelo.parameters()).device.type != "cpu":           # treinado numa GPU: a pasta
-        import copy                                               # e a conferência, na CPU
-
-        modelo = copy.deepcopy(modelo).cpu()
-    linha = tok.ids["\n"]
-    hf = GPT2LMHeadModel(GPT2Config(
-        vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
-        n_layer=config["camadas"], n_head=config["cabecas"], bos_token_id=linha,
-        eos_token_id=linha)).eval()
-    from pesos_gpt2 import para_o_transformers  # o Conv1D guarda (entrada, saída)
-    pesos = {"transformer." + nome: t
-             for nome, t in para_o_transformers(modelo.state_dict()).items()}
-    faltam = hf.load_state_dict(pesos, strict=False)
-    assert faltam.missing_keys == ["lm_head.weight"] and not faltam.unexpected_keys, faltam
-    x = torch.tensor([tok.codificar("A atenção é uma média ponderada.")[:config["contexto"]]])
-    with torch.no_grad():
-        diferenca = float((hf(x).logits - modelo(x)).abs().max())  # (1, T, V)
-    caracteres = Tokenizer(models.BPE(vocab=dict(tok.ids), merges=[], unk_token=ALFABETO[-1]))
-    caracteres.decoder = decoders.Fuse()                          # sem espaço entre os tokens
-    rapido = PreTrainedTokenizerFast(tokenizer_object=caracteres, unk_token=ALFABETO[-1],
-                                     bos_token="\n", eos_token="\n")
-    pasta.mkdir(parents=True, exist_ok=True)
-    hf.save_pretrained(pasta, safe_serialization=True)
-    rapido.save_pretrained(pasta)
-    return diferenca
-
-
 def so_amostrar(args):
     """--amostrar: gera texto com o checkpoint; com --exportar, só grava a pasta do
     transformers (sem treinar e sem sortear)."""
     arquivo = caminho_checkpoint(args)
     try:
-        modelo, tok, ck = carregar(arquivo, getattr(args, "dispositivo", "cpu"))
+        modelo, tok, checkpoint = carregar(arquivo, getattr(args, "dispositivo", "cpu"))
     except FileNotFoundError:
         dizer(quebrar(f"erro: não achei o checkpoint {arquivo}. Treine antes (rode a lição "
                       "sem --amostrar) ou diga onde ele está com --checkpoint ARQUIVO."))
@@ -1072,16 +1072,17 @@ def so_amostrar(args):
         dizer(quebrar(f"erro: {arquivo} não é um checkpoint desta lição "
                       f"({type(erro).__name__}); ele sai do experimento 3."))
         return 2
-    c = ck["config"]
-    dizer(f"Checkpoint {curto(arquivo)}:\n  passo {inteiro(ck['passo'])}, {c['camadas']} blocos, "
-          f"d = {c['largura']}, perda de validação {num(ck['historico']['validação'][-1], 2)}")
+    config = checkpoint["config"]
+    dizer(f"Checkpoint {curto(arquivo)}:\n  passo {inteiro(checkpoint['passo'])}, "
+          f"{config['camadas']} blocos, d = {config['largura']}, perda de validação "
+          f"{num(checkpoint['historico']['validação'][-1], 2)}")
     if args.exportar:
-        return 0 if exportar_e_dizer(args, modelo, tok, c) else 1
+        return 0 if exportar_e_dizer(args, modelo, tok, config) else 1
     dizer(f"{NOVOS * 2} caracteres sorteados (temperatura {num(TEMPERATURA, 1)}, semente "
           f"{args.semente}):\n")
-    g = [torch.Generator().manual_seed(args.semente)]
+    geradores = [torch.Generator().manual_seed(args.semente)]
     inicio = torch.tensor([tok.codificar(args.texto) or [tok.ids["\n"]]])
-    saida = amostrar(modelo, inicio, NOVOS * 2, c["contexto"], g, TEMPERATURA)
+    saida = amostrar(modelo, inicio, NOVOS * 2, config["contexto"], geradores, TEMPERATURA)
     for linha in tok.decodificar(saida[0].tolist()).split("\n"):
         dizer(quebrar(linha) if linha.strip() else "")
     return 0
@@ -1091,15 +1092,7 @@ def exportar_e_dizer(args, modelo, tok, config):
     """Com --exportar PASTA: grava a pasta do transformers e confere os logits."""
     if not args.exportar:
         return True
-    import os
-
-    pasta = Path(args.exportar)
-    diferenca = exportar(modelo, tok, config, pasta)
-    mascara = os.umask(0)
-    os.umask(mascara)
-    for arquivo in pasta.iterdir():              # os pesos saíam só para o dono (0600)
-        if arquivo.is_file():
-            os.chmod(arquivo, 0o666 & ~mascara)
+    diferenca = exportar(modelo, tok, config, args.exportar)
     iguais = diferenca < 1e-4
     dizer(f"\nPasta do transformers gravada em {args.exportar}: logits "
           + (f"iguais aos do nosso GPT2\n(max |diferença| {limite(diferenca, 1e-4)}). Use-a "
@@ -1109,44 +1102,34 @@ def exportar_e_dizer(args, modelo, tok, config):
     return iguais
 
 
-def preparar_dispositivo(args):
-    """--dispositivo e o torchrun, antes dos experimentos: o dispositivo escolhido (dito na
-    tela, se não for a CPU), e, com vários processos, o grupo (gloo ou nccl). Um pedido que
-    não dá (uma GPU que não existe, um lote que não se divide) é uso errado: saída 2."""
+def preparar(args):
+    """Antes dos experimentos, o que as opções só dizem juntas (h divide d; com o torchrun,
+    distribuido.conferir) e o dispositivo escolhido (dito na tela, se não for a CPU); com
+    vários processos, o grupo (gloo ou nccl). Um pedido que não dá é uso errado: saída 2."""
     from dispositivo import anuncio, ou_sair
 
+    if args.largura % args.cabecas:
+        uso_errado(f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: "
+                   "cada cabeça fica com d/h números (lição 04). Exemplo: --largura 128 "
+                   "--cabecas 4")
     args.dispositivo, motivo = ou_sair(args.dispositivo, "lab/10_treino.py")
+    distribuido.conferir(args.lote, args.dispositivo)
+    if anuncio(args.dispositivo, motivo, torch):
+        dizer(anuncio(args.dispositivo, motivo, torch))
     n = distribuido.mundo()
-    erro = (f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl (CUDA); "
-            "use --dispositivo cpu" if n > 1 and args.dispositivo == "mps" else
-            f"--lote {args.lote} não se divide entre os {n} processos do torchrun: cada um "
-            f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, args.lote // n)})"
-            if args.lote % n else None)
-    if erro:
-        print(quebrar(f"erro: {erro}."), file=sys.stderr)
-        sys.exit(2)
-    linha = anuncio(args.dispositivo, motivo, torch)
-    if linha:
-        dizer(linha)
     if n > 1:
         distribuido.iniciar(args.dispositivo)
         import torch.distributed as dist
 
-        backend = dist.get_backend()
-        dizer(quebrar(f"Treino em {n} processos (torchrun, {backend}): cada um treina "
-                      f"{args.lote // n} das {args.lote} sequências de cada lote, e só o "
-                      "processo 0 escreve na tela e nos arquivos. Com o torchrun, os "
+        dizer(quebrar(f"Treino em {n} processos (torchrun, {dist.get_backend()}): cada um "
+                      f"treina {args.lote // n} das {args.lote} sequências de cada lote, e só "
+                      "o processo 0 escreve na tela e nos arquivos. Com o torchrun, os "
                       "processos treinam juntos o experimento 3; os outros experimentos "
                       "rodam só no processo 0, e o 6 fica de fora."))
 
 
 if __name__ == "__main__":
-    if LICAO.args.largura % LICAO.args.cabecas:
-        print(quebrar(f"erro: --largura {LICAO.args.largura} não se divide em --cabecas "
-                      f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
-                      "Exemplo: --largura 128 --cabecas 4."), file=sys.stderr)
-        sys.exit(2)
-    preparar_dispositivo(LICAO.args)
+    preparar(LICAO.args)
     if LICAO.args.amostrar:
         sys.exit(so_amostrar(LICAO.args) if distribuido.principal() else 0)
     if not distribuido.principal():   # os outros processos do torchrun: só o treino

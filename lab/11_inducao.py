@@ -142,7 +142,9 @@ from pathlib import Path  # noqa: E402
 
 import figuras  # noqa: E402
 from console import Progresso, cientifico, dizer, inteiro, num, plural, quebrar  # noqa: E402
+from caminhos import curto  # noqa: E402
 from licao import RAIZ, ExperimentoPulado, em_paralelo  # noqa: E402
+from opcoes import uso_errado  # noqa: E402
 
 V, T = 64, 48            # o vocabulário e o tamanho das sequências da tarefa
 PERIODOS = (8, 24)       # o período de cada sequência, sorteado nesta faixa
@@ -765,14 +767,6 @@ def mostrar_busca(notas, anteriores, aleatoria, repetida, V_, top=5):
     return fortes, copia
 
 
-def curto(caminho):
-    """O caminho a partir da pasta atual, se ele estiver dentro dela (cabe na linha)."""
-    try:
-        return str(Path(caminho).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(caminho)
-
-
 @LICAO.experimento(5)
 def exp_seu_gpt(licao):
     arquivo = Path(licao.args.checkpoint).resolve() if licao.args.checkpoint else CHECKPOINT_10
@@ -878,10 +872,9 @@ def fechar_curso():
 
 if __name__ == "__main__":
     if LICAO.args.largura % LICAO.args.cabecas:
-        print(quebrar(f"erro: --largura {LICAO.args.largura} não se divide em --cabecas "
-                      f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
-                      "Exemplo: --largura 64 --cabecas 4."), file=sys.stderr)
-        sys.exit(2)
+        uso_errado(f"--largura {LICAO.args.largura} não se divide em --cabecas "
+                   f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
+                   "Exemplo: --largura 64 --cabecas 4")
     from dispositivo import anuncio, ou_sair
 
     LICAO.args.dispositivo, motivo = ou_sair(LICAO.args.dispositivo, "lab/11_inducao.py")

@@ -1,4 +1,4 @@
-"""Os caminhos do lab: a raiz do repositório e a pasta das lições (lab/).
+"""Os caminhos do lab: a raiz do repositório, a pasta das lições (lab/) e curto(caminho).
 
 Não importa nada do lab: todo o encanamento pode usá-lo sem criar um ciclo."""
 from __future__ import annotations
@@ -7,3 +7,12 @@ from pathlib import Path
 
 RAIZ = Path(__file__).resolve().parent.parent
 PASTA_LAB = RAIZ / "lab"
+
+
+def curto(caminho) -> str:
+    """O caminho a partir da pasta atual, se ele estiver dentro dela (cabe na linha); senão,
+    como veio."""
+    try:
+        return str(Path(caminho).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(caminho)

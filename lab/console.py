@@ -2,8 +2,8 @@
 
 Texto que sobrevive a qualquer terminal (console antigo do Windows, pipe, sem cores,
 80 colunas), números no formato brasileiro (0,84; 124.439.808), limites no lugar de
-ruído de arredondamento ("< 1e-12"), tokens legíveis, a barra de progresso e o
-cronômetro. Nada aqui importa o torch: a primeira linha de uma lição sai antes dele.
+ruído de arredondamento ("< 1e-12"), durações, tokens legíveis, a barra de progresso, o
+cronômetro e o comando que a tela sugere (nas duas formas do README). Nada aqui importa o torch: a primeira linha de uma lição sai antes dele.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import time
 __all__ = [
     "dizer", "console", "largura", "unicode_ok", "caixa_tabela", "quebrar", "cortar",
     "em_linhas", "escritor", "perguntar", "Progresso", "num", "inteiro", "cientifico",
-    "tamanho", "pct", "plural", "limite", "legivel", "token", "cronometrar",
+    "tamanho", "duracao", "pct", "plural", "limite", "legivel", "token", "cronometrar",
+    "comando",
 ]
 
 
@@ -239,6 +240,19 @@ def tamanho(n_bytes: float) -> str:
     return f"{num(n_bytes / 2**20, 1)} MiB"
 
 
+def duracao(segundos: float, cerca: str = "cerca de ") -> str:
+    """'menos de 1 min', 'cerca de 12 min', '... 26 h', '... 3 dias': a unidade que se lê
+    melhor (acima de 120 min, horas; acima de 48 h, dias)."""
+    minutos = segundos / 60
+    if minutos < 0.5:
+        return "menos de 1 min"
+    if minutos <= 120:
+        return f"{cerca}{num(minutos, 0)} min"
+    if minutos <= 48 * 60:
+        return f"{cerca}{num(minutos / 60, 0)} h"
+    return f"{cerca}{num(minutos / 1440, 0)} dias"
+
+
 def pct(x: float, casas: int = 1) -> str:
     """0.666 -> '66,6 %'."""
     return f"{num(100 * x, casas)} %"
@@ -300,3 +314,13 @@ def cronometrar(funcao, repeticoes: int = 1) -> float:
         funcao()
         melhor = min(melhor, time.perf_counter() - inicio)
     return melhor
+
+
+# ---------------------------------------------------------------- o comando que a tela sugere
+def comando(script: str, *argumentos: str) -> str:
+    """O comando que roda lab/<script> como o README manda, na pasta do lab: a linha do
+    Windows (PowerShell) e a do Linux/macOS, com dois espaços de recuo (um argumento com
+    espaço vai entre aspas)."""
+    resto = "".join(f" {a}" if a and " " not in a else f' "{a}"' for a in argumentos)
+    return (f"  .venv\\Scripts\\python.exe lab\\{script}{resto}\n"
+            f"  .venv/bin/python lab/{script}{resto}")

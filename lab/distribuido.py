@@ -22,7 +22,8 @@ from caminhos import PASTA_LAB
 from processo import ao_interromper, ao_sinal
 
 __all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
-           "encerrar", "media", "fatia", "lancar", "ProcessoCaiu", "PRAZO", "queda"]
+           "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
+           "PRAZO", "queda"]
 
 PRAZO = 120  # segundos: um coletivo (all-reduce) que espera mais que isto é um erro, não uma
 #              espera sem fim (um processo travou); um processo que morre é visto na hora
@@ -87,6 +88,21 @@ def iniciar(dispositivo: str = "cpu", prazo: float = PRAZO):
     return aparelho
 
 
+def conferir(lote: int, dispositivo: str) -> None:
+    """O que um treino em vários processos não aceita, conferido antes de entrar no grupo:
+    o MPS (o grupo é gloo, na CPU, ou nccl, na CUDA) e um lote que não se divide entre os
+    processos. É uso errado: 'erro: ...' e a saída 2. Sem torchrun, tudo vale."""
+    from opcoes import uso_errado
+
+    n = mundo()
+    if n > 1 and dispositivo == "mps":
+        uso_errado(f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl "
+                   "(CUDA); use --dispositivo cpu")
+    if lote % n:
+        uso_errado(f"--lote {lote} não se divide entre os {n} processos do torchrun: cada um "
+                   f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, lote // n)})")
+
+
 def encerrar() -> None:
     """Sai do grupo de processos (se entrou)."""
     if mundo() > 1 and "torch" in sys.modules:
@@ -107,6 +123,34 @@ def media(valor: float) -> float:
     t = torch.tensor([float(valor)], dtype=torch.float64)
     dist.all_reduce(t)
     return float(t) / mundo()
+
+
+def paralelo(modelo):
+    """O modelo no DistributedDataParallel, que faz no backward a média dos gradientes de
+    todos os processos (cada um treina a sua fatia do lote); sem grupo, o próprio modelo."""
+    if mundo() == 1:
+        return modelo
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel(modelo)
+
+
+def tempo_da_media(n: int, vezes: int = 6) -> float | None:
+    """Quanto custa só a média: a mediana de `vezes` all-reduce de n números (sem o
+    primeiro, que aquece), em segundos; sem grupo, None."""
+    if mundo() == 1:
+        return None
+    import statistics
+
+    import torch
+    import torch.distributed as dist
+
+    tudo, medidas = torch.zeros(n), []
+    for _ in range(vezes):
+        inicio = time.perf_counter()
+        dist.all_reduce(tudo)
+        medidas.append(time.perf_counter() - inicio)
+    return statistics.median(medidas[1:])
 
 
 def fatia(B: int, posto_: int | None = None, mundo_: int | None = None) -> slice:

@@ -9,7 +9,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from caminhos import PASTA_LAB
+from caminhos import PASTA_LAB, curto
 
 __all__ = ["ExperimentoPulado", "VerificacaoFalhou", "erro_legivel", "traceback_pedido",
            "encanamento"]
@@ -58,13 +58,6 @@ def _de_biblioteca(arquivo: str) -> bool:
     return False
 
 
-def _caminho_curto(arquivo: str) -> str:
-    try:
-        return str(Path(arquivo).resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return arquivo
-
-
 def erro_legivel(erro: BaseException) -> tuple[str, str]:
     """(o texto para o aluno, 'arquivo:linha') de uma exceção: a mensagem e o quadro mais
     interno que não é do Python, de uma biblioteca ou do encanamento do lab (o código da
@@ -78,7 +71,7 @@ def erro_legivel(erro: BaseException) -> tuple[str, str]:
     linhas = [f"FALHOU: {type(erro).__name__}: {mensagem}"]
     onde = ""
     if quadro is not None:
-        onde = f"{_caminho_curto(quadro.filename)}:{quadro.lineno}"
+        onde = f"{curto(quadro.filename)}:{quadro.lineno}"
         linhas.append(f"  em {onde}, na função {quadro.name}:")
         if quadro.line:
             linhas.append(f"    {quadro.line.strip()}")

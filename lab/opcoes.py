@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 from caminhos import RAIZ
-from console import largura
+from console import largura, quebrar
 
 __all__ = ["opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
-           "arquivo_de_texto", "no_maximo", "criar_parser", "SEMENTE_MAXIMA"]
+           "arquivo_de_texto", "no_maximo", "criar_parser", "uso_errado", "SEMENTE_MAXIMA"]
 
 SEMENTE_MAXIMA = 2**31 - 1  # lições somam à semente (semente + 1000...): longe de 2**32
 
@@ -316,3 +316,11 @@ def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
     for acrescentar in opcoes:
         acrescentar(p)
     return p
+
+
+def uso_errado(mensagem: str) -> None:
+    """O uso errado que só aparece com as opções juntas (h que não divide d, um lote que
+    não se divide entre os processos): 'erro: ...' quebrado em 80 colunas, no stderr, e a
+    saída 2, como um erro do argparse."""
+    print(quebrar(f"erro: {mensagem}."), file=sys.stderr)
+    sys.exit(2)

@@ -5,6 +5,9 @@
   entrada). para_o_nosso lê os pesos do transformers com as formas do nosso modelo (lições
   05 e 06); para_o_transformers é o inverso, para gravar o nosso como um GPT2LMHeadModel
   (lição 10).
+- exportar: o inverso do carregamento, o nosso GPT2 gravado numa pasta do transformers
+  (GPT2LMHeadModel em safetensors, com um tokenizador de caracteres), que carregar_gpt2 lê
+  de volta (lições 04, 05, 07 e 11 com --modelo PASTA); devolve a diferença dos logits.
 - contar(modulo): os parâmetros distintos (o peso amarrado conta uma vez só).
 - O nosso GPT2 montado sobre os pesos carregados, uma vez por execução (modelos), o --texto
   em ids (tokenizar) e a tolerância do float32 ao comparar logits (confere): as lições 06
@@ -15,11 +18,12 @@ Nada aqui importa o torch no topo: a primeira linha de uma lição sai antes del
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from console import dizer, num
 from erros import ExperimentoPulado
 
-__all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "contar", "modelos",
+__all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "exportar", "contar", "modelos",
            "montar_nosso", "tokenizar", "confere", "TOLERANCIA", "FOLGA", "BASE"]
 
 # ---------------------------------------------------------------- a transposição das Conv1D
@@ -38,6 +42,53 @@ def para_o_transformers(estado: dict) -> dict:
     contíguos para gravar."""
     return {nome: t.t().contiguous() if nome.endswith(CONV1D) else t
             for nome, t in estado.items()}
+
+
+# ---------------------------------------------------------------- gravar o nosso no transformers
+def exportar(modelo, tok, config, pasta) -> float:
+    """Grava o nosso GPT2 como um GPT2LMHeadModel do transformers (safetensors) com um
+    tokenizador de caracteres (tok: o Caracteres da lição 10; o último símbolo é o de 'qualquer
+    outro'), os arquivos com as permissões do umask; devolve max |logits do transformers -
+    os nossos| numa frase: a pasta só vale se der ~0."""
+    import os
+
+    import torch
+    from tokenizers import Tokenizer, decoders, models
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()                             # gravar é rápido: sem barra
+    if next(modelo.parameters()).device.type != "cpu":           # treinado numa GPU: a pasta
+        import copy                                               # e a conferência, na CPU
+
+        modelo = copy.deepcopy(modelo).cpu()
+    linha, outro = tok.ids["\n"], tok.alfabeto[-1]
+    hf = GPT2LMHeadModel(GPT2Config(
+        vocab_size=len(tok), n_positions=config["contexto"], n_embd=config["largura"],
+        n_layer=config["camadas"], n_head=config["cabecas"], bos_token_id=linha,
+        eos_token_id=linha)).eval()
+    pesos = {"transformer." + nome: t
+             for nome, t in para_o_transformers(modelo.state_dict()).items()}
+    faltam = hf.load_state_dict(pesos, strict=False)             # lm_head: amarrado ao wte
+    if faltam.missing_keys != ["lm_head.weight"] or faltam.unexpected_keys:
+        raise RuntimeError(f"os nomes dos pesos não batem com os do transformers: {faltam}")
+    x = torch.tensor([tok.codificar("A atenção é uma média ponderada.")[:config["contexto"]]])
+    with torch.no_grad():
+        diferenca = float((hf(x).logits - modelo(x)).abs().max())  # (1, T, V)
+    caracteres = Tokenizer(models.BPE(vocab=dict(tok.ids), merges=[], unk_token=outro))
+    caracteres.decoder = decoders.Fuse()                          # sem espaço entre os tokens
+    rapido = PreTrainedTokenizerFast(tokenizer_object=caracteres, unk_token=outro,
+                                     bos_token="\n", eos_token="\n")
+    pasta = Path(pasta)
+    pasta.mkdir(parents=True, exist_ok=True)
+    hf.save_pretrained(pasta, safe_serialization=True)
+    rapido.save_pretrained(pasta)
+    mascara = os.umask(0)
+    os.umask(mascara)
+    for arquivo in pasta.iterdir():              # os pesos saíam só para o dono (0600)
+        if arquivo.is_file():
+            os.chmod(arquivo, 0o666 & ~mascara)
+    return diferenca
 
 
 # ---------------------------------------------------------------- contar parâmetros

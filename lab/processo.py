@@ -2,13 +2,14 @@
 trabalhando), treinos em paralelo (em_paralelo, esperar) e as sementes (semear)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 from console import mostrar_cursor, parar_barras
 
-__all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "instalar_ctrl_c",
-           "ao_sinal", "semear"]
+__all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "ao_interromper_durante",
+           "instalar_ctrl_c", "ao_sinal", "semear"]
 
 
 def interromper(mensagem: str = "Interrompido (Ctrl+C).", codigo: int = 130) -> None:
@@ -66,6 +67,17 @@ def ao_interromper(funcao) -> None:
     """Registra funcao() para rodar no Ctrl+C, antes da linha 'Interrompido' (uma lição
     que treina guarda ali o último checkpoint)."""
     _AO_INTERROMPER.append(funcao)
+
+
+@contextlib.contextmanager
+def ao_interromper_durante(funcao):
+    """ao_interromper(funcao) só dentro do bloco `with`: o treino que registra o aviso do
+    seu checkpoint o tira ao terminar (rodar o treino de novo não registra dois)."""
+    _AO_INTERROMPER.append(funcao)
+    try:
+        yield
+    finally:
+        _AO_INTERROMPER.remove(funcao)
 
 
 def instalar_ctrl_c() -> None:

@@ -301,7 +301,9 @@ def test_exportar_para_o_transformers_e_para_a_07(tmp_path):
         for p in modelo.parameters():
             p.add_(torch.randn_like(p) * 0.05)
     tok = L10.Caracteres()
-    diferenca = L10.exportar(modelo, tok, c, tmp_path / "hf")
+    from pesos_gpt2 import exportar
+
+    diferenca = exportar(modelo, tok, c, tmp_path / "hf")
     assert diferenca < 1e-4
     import carregar_gpt2
     from transformers import GPT2LMHeadModel
@@ -403,14 +405,6 @@ def test_a_ajuda_nao_oferece_o_gpt2_e_diz_como_exportar():
     assert "com --amostrar, só exporta o --checkpoint, sem treinar" in ajuda
     assert ") (" not in ajuda                                   # sem parênteses duplos
     assert "--modelo NOME_OU_PASTA" in rodar_script("07_generation.py", "--help").saida
-
-
-def test_duracao_e_comando():
-    assert L10.duracao(20) == "menos de 1 min" and L10.duracao(89 * 60) == "cerca de 89 min"
-    assert L10.duracao(26 * 3600, "uns ") == "uns 26 h" and L10.duracao(5 * 86400) == "cerca de 5 dias"
-    assert L10.comando("07_generation.py", "--modelo", "meu gpt").splitlines() == [
-        '  .venv\\Scripts\\python.exe lab\\07_generation.py --modelo "meu gpt"',
-        '  .venv/bin/python lab/07_generation.py --modelo "meu gpt"']
 
 
 def test_ctrl_c_guarda_o_checkpoint_e_sai_com_130(tmp_path):

@@ -52,3 +52,15 @@ def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
                        text=True)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert r.stdout.strip().endswith(esperado)
+
+
+def test_duracao_e_comando():
+    """A duração na unidade que se lê melhor, e o comando que a tela sugere nas duas formas
+    do README (a lição 10 imprime os dois)."""
+    from console import comando, duracao
+
+    assert duracao(20) == "menos de 1 min" and duracao(89 * 60) == "cerca de 89 min"
+    assert duracao(26 * 3600, "uns ") == "uns 26 h" and duracao(5 * 86400) == "cerca de 5 dias"
+    assert comando("07_generation.py", "--modelo", "meu gpt").splitlines() == [
+        '  .venv\\Scripts\\python.exe lab\\07_generation.py --modelo "meu gpt"',
+        '  .venv/bin/python lab/07_generation.py --modelo "meu gpt"']

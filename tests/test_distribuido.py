@@ -21,6 +21,20 @@ def test_sem_torchrun_e_um_processo_so(monkeypatch):
         monkeypatch.delenv(nome, raising=False)
     assert (distribuido.posto(), distribuido.mundo(), distribuido.principal()) == (0, 1, True)
     assert distribuido.media(2.5) == 2.5 and distribuido.fatia(12) == slice(0, 12)
+    modelo = object()                               # sem grupo: nada de DDP, nada a medir
+    assert distribuido.paralelo(modelo) is modelo and distribuido.tempo_da_media(10) is None
+
+
+def test_com_torchrun_um_lote_impar_ou_o_mps_sao_uso_errado(monkeypatch, capsys):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    distribuido.conferir(12, "cpu")                             # 6 sequências cada: vale
+    for lote, dispositivo, frase in ((5, "cpu", "--lote 5 não se divide entre os 2 processos"),
+                                     (12, "mps", "--dispositivo mps: o treino em 2 processos")):
+        with pytest.raises(SystemExit) as saida:
+            distribuido.conferir(lote, dispositivo)
+        assert saida.value.code == 2 and frase in " ".join(capsys.readouterr().err.split())
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    distribuido.conferir(5, "mps")                              # sem torchrun, tudo vale
 
 
 def test_um_erro_de_comunicacao_vira_processo_caiu():

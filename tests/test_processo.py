@@ -77,3 +77,16 @@ def test_esperar_devolve_na_ordem_e_repassa_excecoes():
         assert processo.esperar([threads.submit(devagar, x) for x in range(3)]) == [0, 10, 20]
         with pytest.raises(ZeroDivisionError):
             processo.esperar([threads.submit(lambda: 1 / 0)])
+
+
+def test_ao_interromper_durante_tira_a_funcao_ao_sair():
+    """O aviso do treino vale só enquanto o bloco roda, também quando ele termina num erro:
+    rodar o treino duas vezes não deixa dois avisos registrados."""
+    antes = list(processo._AO_INTERROMPER)
+    aviso = lambda: None  # noqa: E731
+    with processo.ao_interromper_durante(aviso):
+        assert processo._AO_INTERROMPER == antes + [aviso]
+    with pytest.raises(ValueError):
+        with processo.ao_interromper_durante(aviso):
+            raise ValueError("o treino caiu")
+    assert processo._AO_INTERROMPER == antes
