@@ -158,11 +158,12 @@ ENCANAMENTO = sorted(p for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].is
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """As reexecuções em outras CPUs e o treino padrão da lição 10 (os testes mais longos)
-    começam primeiro: com --dist worksteal, um teste longo no fim deixaria um processo
-    sozinho."""
-    longos = ("test_marcados_em_outra_cpu", "test_o_treino_padrao_cumpre")
-    items.sort(key=lambda item: not item.name.startswith(longos))
+    """Os testes mais longos (o treino padrão da lição 10 e as reexecuções em outras CPUs)
+    começam primeiro, repartidos entre os dois processos do xdist: com --dist worksteal, o
+    primeiro processo recebe a primeira metade da lista e o segundo a outra, cada um na
+    ordem; um teste longo no fim deixaria um processo sozinho, e todos os longos na mesma
+    metade fariam uma fila de minutos num processo só (os 100 primeiros passos em outra CPU
+    ainda esperariam pelo treino padrão)."""
     # As páginas dos treinos padrão (10, 11) logo depois dos testes que fazem esses treinos
     # (tests/apoio/treinos.py): no mesmo processo, que já tem o treino guardado, em vez de o
     # outro processo ficar parado esperando por ele.
@@ -174,3 +175,13 @@ def pytest_collection_modifyitems(session, config, items):
                  if item.path.name == depois_de or item.name.startswith(depois_de)]
         if movidos and antes:
             items[:] = resto[:antes[-1] + 1] + movidos + resto[antes[-1] + 1:]
+    # O treino padrão (com as páginas dele atrás) e uma reexecução abrem a primeira metade;
+    # as outras reexecuções, a segunda.
+    treino = [item for item in items if item.name.startswith("test_o_treino_padrao_cumpre")
+              or item.path.name == "test_paginas_10.py"]
+    outras = [item for item in items if item.name.startswith("test_marcados_em_outra_cpu")]
+    resto = [item for item in items if item not in treino and item not in outras]
+    primeira = treino + outras[:1]
+    segunda = outras[1:]
+    k = max(0, len(items) // 2 - len(primeira))
+    items[:] = primeira + resto[:k] + segunda + resto[k:]

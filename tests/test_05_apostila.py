@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from conftest import RAIZ, compartilhado
+from treinos import treino_05
 from console import cientifico, inteiro, num, pct, tamanho
 from licao import importar_licao
 from otimizador import Adam
@@ -116,10 +117,9 @@ def test_razoes_no_inicio_em_dez_sementes(um_thread):
 
 def treino(pre_ln, semente, **kw):
     """L05.treinar_pilha(pre_ln, semente, **kw), calculado uma vez na sessão (todos os
-    arquivos e processos; sob outra variante de CPU, de novo)."""
-    opcoes = " ".join(f"{k}={v!r}" for k, v in sorted(kw.items()))
-    return compartilhado(f"05 treinar_pilha pre_ln={pre_ln} semente={semente} {opcoes}",
-                         lambda: L05.treinar_pilha(pre_ln, semente, **kw))
+    arquivos e processos; sob outra variante de CPU, de novo): tests/apoio/treinos.py, onde
+    test_05_block pede os mesmos treinos."""
+    return treino_05(pre_ln, semente, **kw)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import console
 from carregar_gpt2 import carregar_gpt2
 from conftest import ENCANAMENTO, RAIZ, rodar_script
 from licao import importar_licao
+from treinos import treino_05
 
 L05 = importar_licao("05_block")
 
@@ -85,8 +86,8 @@ def test_atencao_e_causal():
 def corridas():
     antes = torch.get_num_threads()
     torch.set_num_threads(1)  # modelo minúsculo: um thread é mais rápido e dá o mesmo
-    try:
-        return {s: (L05.treinar_pilha(True, s), L05.treinar_pilha(False, s)) for s in (0, 1, 2)}
+    try:         # os mesmos treinos que test_05_apostila pede: uma vez na sessão
+        return {s: (treino_05(True, s), treino_05(False, s)) for s in (0, 1, 2)}
     finally:
         torch.set_num_threads(antes)
 
@@ -112,8 +113,8 @@ def test_exercicio_semente_4_nao_colapsa():
     (dezenas de vezes no pior passo), mas não 100x: a frase não pode dizer "parou"."""
     antes = torch.get_num_threads()
     torch.set_num_threads(1)
-    try:
-        g = L05.treinar_pilha(False, 4, passos=40, lr=1e-3)[1]
+    try:                             # o mesmo treino do exercício 2 em test_05_apostila
+        g = treino_05(False, 4, passos=40, lr=1e-3)[1]
     finally:
         torch.set_num_threads(antes)
     fim, pior = L05.quedas(g)

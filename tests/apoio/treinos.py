@@ -1,5 +1,7 @@
 """Os treinos padrão das lições 10 e 11, rodados uma vez na sessão inteira e lidos pelos testes
-da lição e pelos da página que o treino grava (tests/test_paginas_10.py, test_paginas_11.py).
+da lição e pelos da página que o treino grava (tests/test_paginas_10.py, test_paginas_11.py);
+e os treinos do experimento 2 da 05 (treino_05), que test_05_block e test_05_apostila pedem
+com os mesmos argumentos: cada um roda uma vez na sessão.
 
 Cada um grava a página do treino (--html) numa pasta da sessão: a página do treino padrão é a
 que mora em apostilas/paginas/, e os testes das páginas conferem que é a mesma, byte a byte.
@@ -55,3 +57,13 @@ def licao_padrao_11(gpt2_pequeno):
     # compartilhado, e não só o cache de rodar_script: a chave dele olha a data das pastas
     # citadas, e a primeira execução muda a das figuras e a da página (a segunda rodaria tudo)
     return sessao.compartilhado("11 lição padrão", rodar), pasta
+
+
+def treino_05(pre_ln, semente, **kw):
+    """L05.treinar_pilha(pre_ln, semente, **kw), calculado uma vez na sessão (todos os
+    arquivos e processos; sob outra variante de CPU ou outro número de threads, de novo:
+    a chave do compartilhado inclui as threads do torch na hora da chamada)."""
+    opcoes = " ".join(f"{k}={v!r}" for k, v in sorted(kw.items()))
+    return sessao.compartilhado(f"05 treinar_pilha pre_ln={pre_ln} semente={semente} {opcoes}",
+                                lambda: importar_licao("05_block").treinar_pilha(pre_ln, semente,
+                                                                                 **kw))
