@@ -212,8 +212,9 @@ def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
             assert f"(paginas/{nome}.html)" in apostila, f"a apostila {nome} não aponta a página"
 
 
-# As páginas de um treino (10, 11): a das apostilas é a do treino padrão, conferida byte a byte
-# contra a execução padrão que os testes da lição já rodam (tests/apoio/treinos.py, e
+# As páginas de um treino (10, 11): a das apostilas é a do treino padrão (o molde byte a byte,
+# os floats a menos do arredondamento da CPU: treinos.mesma_pagina), conferida contra a
+# execução padrão que os testes da lição já rodam (tests/apoio/treinos.py, e
 # tests/test_paginas_10.py e _11.py): aqui não se treina de novo.
 DO_TREINO = {"10_treino", "11_inducao"}
 

@@ -5,8 +5,8 @@ cada passo) e a primeira amostra de cada ponto, e mostra as curvas e as amostras
 Ela sai do treino padrão que tests/test_10_treino.py já faz (tests/apoio/treinos.py): nada se
 treina de novo aqui. Oráculos: o que o experimento 3 imprime (a tabela, as amostras, as
 contagens de palavras e as duas frases do veredito) e o checkpoint que o mesmo treino grava (a
-perda de cada passo). E a página de apostilas/paginas/ é, byte a byte, a que o treino padrão
-grava.
+perda de cada passo). E a página de apostilas/paginas/ é a que o treino padrão
+grava, a menos do arredondamento da CPU.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from conftest import RAIZ
 from console import inteiro, legivel
 from licao import importar_licao
 from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
-from treinos import treino_padrao_10
+from treinos import mesma_pagina, treino_padrao_10
 
 L10 = importar_licao("10_treino")
 LINHA = re.compile(r"^ +([\d.]+) +(?:[\d,]+e-\d)? +(\d,\d\d) +(\d,\d\d) +[\d.,]+ s$", re.M)
@@ -76,14 +76,16 @@ def diferencas(obtido, certo) -> list[str]:
 
 
 def test_a_pagina_das_apostilas_e_a_do_treino_padrao(execucao):
-    """apostilas/paginas/10_treino.html é, byte a byte, a que o treino padrão grava (regrave
-    com lab/10_treino.py --so 3 --html apostilas/paginas); o histórico é o do checkpoint do
-    mesmo treino, a perda de cada passo inclusive."""
+    """apostilas/paginas/10_treino.html é a que o treino padrão grava, a menos do
+    arredondamento da CPU (tests/apoio/treinos.py; regrave com lab/10_treino.py --so 3 --html
+    apostilas/paginas); o histórico é o do checkpoint do mesmo treino, a perda de cada passo
+    inclusive."""
     _, caminho, pasta = execucao
     gravada = RAIZ / "apostilas" / "paginas" / "10_treino.html"
-    assert gravada.read_bytes() == caminho.read_bytes(), (
+    diferentes = mesma_pagina(gravada, caminho)
+    assert not diferentes, (
         "apostilas/paginas/10_treino.html está velha: rode lab/10_treino.py --so 3 "
-        "--html apostilas/paginas")
+        "--html apostilas/paginas\n" + "\n".join(diferentes[:10]))
     html = caminho.read_text(encoding="utf-8")
     assert html.count("<script>") == 1 and "Content-Security-Policy" in html
     assert len(html.encode("utf-8")) < 120_000
