@@ -103,13 +103,31 @@ def conferir(lote: int, dispositivo: str) -> None:
                    f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, lote // n)})")
 
 
-def encerrar() -> None:
-    """Sai do grupo de processos (se entrou)."""
-    if mundo() > 1 and "torch" in sys.modules:
-        import torch.distributed as dist
+def encerrar(codigo: int = 0) -> None:
+    """Sai do grupo de processos (se entrou), sem que um processo feche as conexões de outro
+    que ainda vive: um processo gloo que vê a conexão com outro cair aborta (SIGABRT, o que
+    o CI viu uma vez num teste de torchrun). Os outros postos (que acabam primeiro: só
+    treinam) avisam na loja do grupo que estão saindo e saem na hora, com `codigo`, sem a
+    faxina do interpretador; o posto 0 espera os avisos (até PRAZO) e só então fecha o grupo."""
+    if mundo() == 1 or "torch" not in sys.modules:
+        return
+    import datetime
 
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        return
+    loja = dist.distributed_c10d._get_default_store()
+    if not principal():
+        loja.set(f"lab/saiu/{posto()}", "1")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(codigo)
+    try:
+        loja.wait([f"lab/saiu/{k}" for k in range(1, mundo())], datetime.timedelta(seconds=PRAZO))
+    except RuntimeError:        # um posto não avisou (caiu): fechar mesmo assim
+        pass
+    dist.destroy_process_group()
 
 
 def media(valor: float) -> float:

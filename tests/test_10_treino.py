@@ -737,7 +737,7 @@ def test_torchrun_dois_processos_treinam_como_um(tmp_path):
                          str(RAIZ / "lab" / "10_treino.py"), *args, "--checkpoint", str(dois)],
                         cwd=RAIZ, env=ambiente, capture_output=True, timeout=300)
     saida, erros = r2.stdout.decode("cp1252", "replace"), r2.stderr.decode("cp1252", "replace")
-    assert r2.returncode == 0, saida[-2000:] + erros[-2000:]
+    assert r2.returncode == 0, saida[-2000:] + erros[:3000]   # o começo: o erro do posto
     assert not erros.strip(), erros                             # nem o aviso do torchrun
     assert saida.count("Lição 10 · Treine o seu GPT") == 1 and saida.count("Resumo") == 1
     assert "Treino em 2 processos (torchrun, gloo): cada um treina 2 das 4" in saida
