@@ -43,8 +43,8 @@ VARIAVEIS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "OMP_NUM_THREADS", "MKL_NUM_THRE
 UM_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # OMP_WAIT_POLICY=PASSIVE: a thread sem trabalho dorme em vez de girar esperando. Não muda
 # conta nenhuma (a divisão do trabalho entre as threads é a mesma), só o tempo: com outro
-# processo ocupando um dos dois núcleos (a suíte roda em dois), as duas threads girando
-# levaram 100 passos da lição 10 de 24 s para mais de 200 s.
+# processo ocupando um dos dois núcleos (a suíte roda em dois), 60 passos da lição 10 com
+# duas threads levaram 116 s girando e 45 s dormindo, com a mesma saída.
 DOIS_THREADS = {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"}
 
 # nome -> (variáveis que a variante põe sobre o ambiente de base, o que ela imita)
