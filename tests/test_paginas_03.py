@@ -8,7 +8,6 @@ experimento 6 saem das funções da lição e do que ela imprime na mesma execu�
 """
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
@@ -18,7 +17,7 @@ import torch
 from console import num, token
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 
 L03 = importar_licao("03_attention")
 
@@ -33,11 +32,6 @@ def pagina(gpt2_pequeno, tmp_path_factory):
     assert r.returncode == 0, r.saida + r.erros
     assert "uso a cabeça 2.3." in r.saida and "Experimento" not in r.saida
     return pasta / "03_attention.html"
-
-
-def dados_de(pagina) -> dict:
-    html = pagina.read_text(encoding="utf-8")
-    return json.loads(re.search(r"^const DADOS = (.*);$", html, re.M).group(1))
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import torch
 from console import num, token
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 
 L04 = importar_licao("04_multihead")
 L03 = importar_licao("03_attention")
@@ -33,11 +33,6 @@ def pagina(gpt2_pequeno, tmp_path_factory):
     assert r.returncode == 0, r.saida + r.erros
     assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
     return pasta / "04_multihead.html"
-
-
-def dados_de(pagina) -> dict:
-    html = pagina.read_text(encoding="utf-8")
-    return json.loads(re.search(r"^const DADOS = (.*);$", html, re.M).group(1))
 
 
 def pesos_da_pagina(dados) -> np.ndarray:

@@ -10,7 +10,6 @@ Um Chromium para o arquivo inteiro, poucas aberturas, muitas conferências em ca
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import torch
 from console import num, pct, token
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 
 L05 = importar_licao("05_block")
 
@@ -31,11 +30,6 @@ def pagina(gpt2_pequeno, tmp_path_factory):
     assert r.returncode == 0, r.saida + r.erros
     assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
     return pasta / "05_block.html"
-
-
-def dados_de(pagina) -> dict:
-    html = pagina.read_text(encoding="utf-8")
-    return json.loads(re.search(r"^const DADOS = (.*);$", html, re.M).group(1))
 
 
 @pytest.fixture(scope="module")

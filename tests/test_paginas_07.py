@@ -26,7 +26,7 @@ import torch
 from console import inteiro, num, pct
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 
 licao = importar_licao("07_generation")
 
@@ -100,11 +100,6 @@ def pagina(gpt2_pequeno, tmp_path_factory):
     assert f"Página salva: {caminho}" in r.saida
     assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
     return caminho
-
-
-def dados_de(pagina) -> dict:
-    html = pagina.read_text(encoding="utf-8")
-    return json.loads(re.search(r"^const DADOS = (.*);$", html, re.M).group(1))
 
 
 def logits_da_pagina(pagina) -> np.ndarray:

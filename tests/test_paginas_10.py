@@ -10,7 +10,6 @@ grava, a menos do arredondamento da CPU.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import torch
 from conftest import RAIZ
 from console import inteiro, legivel
 from licao import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 from treinos import mesma_pagina, treino_padrao_10
 
 L10 = importar_licao("10_treino")
@@ -36,11 +35,6 @@ def execucao():
     caminho = Path(pasta) / "paginas" / "10_treino.html"
     assert f"Página salva: {caminho}" in saida
     return saida, caminho, Path(pasta)
-
-
-def dados_de(caminho) -> dict:
-    return json.loads(re.search(r"^const DADOS = (.*);$", caminho.read_text(encoding="utf-8"),
-                                re.M).group(1))
 
 
 def esperado(saida, amostra) -> dict[str, str]:

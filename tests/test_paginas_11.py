@@ -11,7 +11,6 @@ de apostilas/paginas/ é a que a execução padrão grava, a menos do arredondam
 from __future__ import annotations
 
 import base64
-import json
 import re
 
 import numpy as np
@@ -20,7 +19,7 @@ import pytest
 import figuras
 from conftest import RAIZ
 from console import inteiro
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 from treinos import licao_padrao_11, mesma_pagina
 
 TABELA = re.compile(r"^ +(\d[\d.]*) +(\d,\d\d) +(\d,\d\d)  ((?:\d,\d\d ?)+)  ((?:\d,\d\d ?)+)$",
@@ -35,11 +34,6 @@ def execucao(gpt2_pequeno):
     assert f"Página salva: {caminho}" in r.saida
     secoes = re.split(r"^Experimento (\d)/6 · .*$", r.saida, flags=re.M)
     return dict(zip(secoes[1::2], secoes[2::2])), caminho
-
-
-def dados_de(caminho) -> dict:
-    return json.loads(re.search(r"^const DADOS = (.*);$", caminho.read_text(encoding="utf-8"),
-                                re.M).group(1))
 
 
 def impresso(secoes) -> dict:
@@ -72,9 +66,9 @@ def esperado(imp, k) -> dict[str, str]:
 
 
 def test_a_pagina_das_apostilas_e_a_do_treino_padrao(execucao):
-    """apostilas/paginas/11_inducao.html é a que a execução padrão grava, a menos
-    do arredondamento da CPU (regrave com lab/11_inducao.py --so 2 --html apostilas/paginas); e a apostila aponta
-    para ela."""
+    """apostilas/paginas/11_inducao.html é a que a execução padrão grava, a menos do
+    arredondamento da CPU (tests/apoio/treinos.py; regrave com lab/11_inducao.py --so 2 --html
+    apostilas/paginas)."""
     _, caminho = execucao
     gravada = RAIZ / "apostilas" / "paginas" / "11_inducao.html"
     diferentes = mesma_pagina(gravada, caminho, binarios=(".mapas",))

@@ -372,6 +372,14 @@ def navegador():
 
 
 # ---------------------------------------------------------------- sem navegador: Node.js
+DADOS = re.compile(r"^const DADOS = (.*);$", re.M)   # a linha em que a lição põe os dados
+
+
+def dados_de(pagina) -> dict:
+    """Os dados que a lição gravou na página (o arquivo), lidos da linha const DADOS."""
+    return json.loads(DADOS.search(pagina.read_text(encoding="utf-8")).group(1))
+
+
 def script_da_pagina(html: str) -> str:
     """O JavaScript de dentro da página (o único <script> dela)."""
     scripts = re.findall(r"<script>(.*?)</script>", html, re.S)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 import sessao
 from conftest import rodar_script
 from licao import importar_licao
+from navegador import DADOS
 
 
 def _rodar_o_treino_padrao_10():
@@ -82,7 +82,6 @@ def treino_05(pre_ln, semente, **kw):
 # as páginas mostram 2 ou 3 casas, e outro treino erra por muito mais (a 11 com --semente 1:
 # as perdas mudam de 0,05 a 0,12)
 FOLGA = 1e-3
-_DADOS = re.compile(r"^const DADOS = (.*);$", re.M)
 
 
 def _diferencas(a, b, onde, binarios) -> list[str]:
@@ -108,9 +107,9 @@ def mesma_pagina(gravada, nova, binarios=()) -> list[str]:
     linha dos DADOS) byte a byte; nos DADOS, textos, inteiros e a forma iguais, e cada float
     a até FOLGA. `binarios`: caminhos dos dados que são floats de 32 bits em base64 (".mapas")."""
     a, b = (p.read_text(encoding="utf-8") for p in (gravada, nova))
-    ma, mb = _DADOS.search(a), _DADOS.search(b)
+    ma, mb = DADOS.search(a), DADOS.search(b)
     if not (ma and mb):
         return ["uma das páginas não tem a linha const DADOS = ...;"]
-    if _DADOS.sub("", a) != _DADOS.sub("", b):
+    if DADOS.sub("", a) != DADOS.sub("", b):
         return ["o molde (HTML, CSS ou JS) mudou"]
     return _diferencas(json.loads(ma.group(1)), json.loads(mb.group(1)), "", set(binarios))
