@@ -1137,5 +1137,5 @@ if __name__ == "__main__":
             sys.exit(0)
         LICAO.args.so = [3]
     codigo = LICAO.rodar()          # o próximo passo, a lição 11, sai no resumo
-    distribuido.encerrar(codigo)    # os outros postos saem aqui mesmo, com o código
+    distribuido.encerrar(codigo)    # com o torchrun, todos os postos saem aqui
     sys.exit(codigo)
