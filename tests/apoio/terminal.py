@@ -61,12 +61,19 @@ class Tela:
         return self.registro.read_bytes().decode("utf-8", "replace").count("[Enter]")
 
     def esperar(self, condicao, o_que: str, limite: float = 240):
+        """As linhas da tela quando a condição vale e a tela parou de mudar (duas capturas
+        iguais seguidas: o programa está parado na pausa, ou terminou)."""
         fim = time.monotonic() + limite
         while time.monotonic() < fim:
             if condicao():
-                time.sleep(0.3)  # a linha do aviso é a última coisa escrita
-                return self.linhas()
-            time.sleep(0.2)
+                antes = self.linhas()
+                while time.monotonic() < fim:
+                    time.sleep(0.05)
+                    agora = self.linhas()
+                    if agora == antes:
+                        return agora
+                    antes = agora
+            time.sleep(0.05)
         pytest.fail(f"esperei {o_que} por {limite:.0f} s; a tela:\n" + "\n".join(self.linhas()))
 
     def fechar(self):
