@@ -15,7 +15,8 @@ import shlex
 import pytest
 
 from console import inteiro, legivel, num, pct
-from conftest import RAIZ, rodar_script, ENCANAMENTO, modelo_compartilhado
+from conftest import RAIZ, rodar_script, modelo_compartilhado
+from copia_do_aluno import copia_da_licao, rodar_copia
 from gpt2_real import construir_gpt2_real, tokenizador_real
 from licao import importar_licao
 
@@ -154,22 +155,13 @@ def test_resposta_numeros(real):
 def test_resposta_ordem_das_fusoes_na_copia(pasta_real, tmp_path):
     """Exercício 3: a troca do enunciado, feita numa cópia, imprime o mesmo que
     --ordem inversa (fusões passo a passo e contagem) e a autoverificação falha."""
-    import shutil
-    import subprocess
-    import sys
-
     original = (RAIZ / "lab" / "01_tokens.py").read_text(encoding="utf-8")
     troca = 'ranks.get(p, float("inf"))'
     assert original.count(troca) == 1
     diz(f'troque `{troca}` por `-ranks.get(p, -float("inf"))`')
-    copia = tmp_path / "meu_01.py"
-    copia.write_text(original.replace(troca, '-ranks.get(p, -float("inf"))'), encoding="utf-8")
-    for arquivo in ENCANAMENTO:
-        shutil.copy(arquivo, tmp_path / arquivo.name)
-    ambiente = {**__import__("conftest").ambiente_de_aluno({"PYTHONIOENCODING": "utf-8"})}
-    r = subprocess.run([sys.executable, str(copia), "--so", "2", "--sem-figuras",
-                        "--modelo", str(pasta_real)], capture_output=True, env=ambiente,
-                       timeout=240)
+    copia = copia_da_licao(tmp_path, "01_tokens.py", (troca, '-ranks.get(p, -float("inf"))'))
+    r = rodar_copia(copia, "--so", "2", "--sem-figuras", "--modelo", str(pasta_real),
+                    env={"PYTHONIOENCODING": "utf-8"})
     assert r.returncode == 1, r.stderr.decode("utf-8", "replace")
     da_copia = r.stdout.decode("utf-8").splitlines()
     assert any("FALHOU a autoverificação" in linha for linha in da_copia)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from console import inteiro, num, pct, tamanho
-from conftest import ENCANAMENTO, RAIZ, modelo_compartilhado, rodar_script
+from conftest import RAIZ, modelo_compartilhado, rodar_script
+from copia_do_aluno import lab_copiado, rodar_copia
 from gpt2_real import construir_gpt2_real, tokenizador_real
 from licao import importar_licao
 
@@ -105,21 +106,13 @@ def test_resposta_sem_amarrar():
 def test_resposta_tabela_senoidal(tmp_path):
     """Exercício 4: o código da resposta, salvo como lab/ex4.py e rodado como o enunciado
     manda (o encanamento e as lições ao lado), imprime o 0,973 que ela cita."""
-    import shutil
-    import subprocess
-    import sys
-
     trecho = BRUTO[BRUTO.index("**4. A tabela senoidal.**"):]
     codigo = re.search(r"```python\n(.*?)\n```", trecho, re.S).group(1)
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "01_tokens.py", RAIZ / "lab" / "02_embeddings.py"]:
-        shutil.copy(arquivo, lab / arquivo.name)
+    lab = lab_copiado(tmp_path)
     (lab / "ex4.py").write_text(codigo, encoding="utf-8")
-    r = subprocess.run([sys.executable, str(lab / "ex4.py")], capture_output=True, text=True,
-                       cwd=tmp_path, timeout=240)
-    assert r.returncode == 0, r.stderr
-    valores = [float(x) for x in r.stdout.split()]
+    r = rodar_copia(lab / "ex4.py", cwd=tmp_path)
+    assert r.returncode == 0, r.erros
+    valores = [float(x) for x in r.saida.split()]
     assert len(valores) == 2 and abs(valores[0] - valores[1]) < 1e-12
     assert num(valores[0], 3) == "0,973"
     diz("As duas contas dão 0,973 (com três casas)")

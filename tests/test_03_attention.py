@@ -11,7 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import ENCANAMENTO, RAIZ, pasta_da_sessao, rodar_script
+from conftest import RAIZ, pasta_da_sessao, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia, rodar_trecho
 from console import inteiro, num, tamanho
 from plano_de_aula import conferir_plano_de_90_minutos
 from licao import importar_licao
@@ -255,30 +256,6 @@ def blocos_python_com_saida(texto):
     return re.findall(r"```python\n(.*?)```\s*```text\n(.*?)```", texto, re.S)
 
 
-def copia_do_lab(tmp_path, script, de, para):
-    """Uma raiz de lab temporária com a cópia do aluno (lab/meu_NN.py) modificada por
-    substituição de texto, ao lado do encanamento e das lições que ela importa."""
-    import shutil
-
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "03_attention.py", RAIZ / "lab" / "04_multihead.py"]:
-        shutil.copy(arquivo, lab / arquivo.name)
-    original = (RAIZ / "lab" / script).read_text(encoding="utf-8")
-    assert original.count(de) == 1, de
-    copia = lab / f"meu_{script[:2]}.py"
-    copia.write_text(original.replace(de, para), encoding="utf-8")
-    return copia
-
-
-def rodar_copia(copia, *args):
-    from conftest import ambiente_de_aluno
-
-    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
-                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
-    return r.returncode, r.stdout.decode("cp1252", "replace")
-
-
 def sem_tempos(saida):
     import re
 
@@ -314,8 +291,9 @@ def test_resposta_1_coordenada_de_y_o():
 
 @pytest.mark.cpus
 def test_resposta_2_sem_a_escala(tmp_path):
-    copia = copia_do_lab(tmp_path, "03_attention.py", " / math.sqrt(q.shape[-1])", "")
-    codigo, saida = rodar_copia(copia, "--so", "1", "--sem-figuras")
+    copia = copia_da_licao(tmp_path, "03_attention.py", (" / math.sqrt(q.shape[-1])", ""))
+    r = rodar_copia(copia, "--so", "1", "--sem-figuras")
+    codigo, saida = r.returncode, r.saida
     assert codigo == 1
     assert "À mão = atencao(Q, K, V) do script? NÃO." in saida
     assert "FALHOU a autoverificação: não confere: a mão = atencao()" in saida
@@ -323,32 +301,23 @@ def test_resposta_2_sem_a_escala(tmp_path):
         "cp1252", "replace")
     fim = "\nÀ mão = atencao"                          # as tabelas de antes não mudam
     assert saida[:saida.index(fim)] == original[:original.index(fim)]
-    codigo, saida = rodar_copia(copia, "--so", "2", "--sem-figuras")
+    r = rodar_copia(copia, "--so", "2", "--sem-figuras")
+    codigo, saida = r.returncode, r.saida
     original = rodar_script("03_attention.py", "--so", "2", "--sem-figuras")
     assert codigo == 0 and sem_tempos(saida) == sem_tempos(original.saida)
 
 
 @pytest.mark.cpus
 def test_resposta_3_mascara_de_menos_1e9(tmp_path):
-    copia = copia_do_lab(tmp_path, "03_attention.py",
-                         'notas.masked_fill(futuro(T, q.device, S), float("-inf"))',
-                         "notas.masked_fill(futuro(T, q.device, S), -1e9)")
-    codigo, saida = rodar_copia(copia, "--so", "3", "--sem-figuras")
+    copia = copia_da_licao(tmp_path, "03_attention.py",
+                           ('notas.masked_fill(futuro(T, q.device, S), float("-inf"))',
+                            "notas.masked_fill(futuro(T, q.device, S), -1e9)"))
+    r = rodar_copia(copia, "--so", "3", "--sem-figuras")
+    codigo, saida = r.returncode, r.saida
     original = rodar_script("03_attention.py", "--so", "3", "--sem-figuras")
     assert codigo == 0 and sem_tempos(saida) == sem_tempos(original.saida)
     assert "com máscara: max |diferença| = 0: idênticas, bit a bit" in saida
     assert math.exp(-1e9) == 0.0 and torch.tensor(-1e9, dtype=torch.float64).exp() == 0
-
-
-def rodar_trecho(codigo, raiz=RAIZ, env=None):
-    """Um trecho de Python da apostila, rodado da pasta raiz do lab (80 colunas, UTF-8)."""
-    import os
-
-    ambiente = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8", **(env or {})}
-    r = subprocess.run([sys.executable, "-c", codigo], cwd=raiz, capture_output=True,
-                       timeout=180, env=ambiente)
-    assert r.returncode == 0, r.stderr.decode()
-    return r.stdout.decode("utf-8").strip()
 
 
 @pytest.mark.cpus
@@ -387,7 +356,7 @@ def _blocos_de_texto_da_resposta(k):
 def test_confere_03_das_respostas_2_e_3(tmp_path, k, de, para):
     """O confere_03.py dos exercícios, rodado contra a cópia do aluno de cada exercício,
     imprime o que a resposta diz."""
-    copia = copia_do_lab(tmp_path, "03_attention.py", de, para)
+    copia = copia_da_licao(tmp_path, "03_attention.py", (de, para))
     saida = rodar_trecho(_trecho_do_confere_03(), raiz=copia.parent.parent)
     assert saida in _blocos_de_texto_da_resposta(k), saida
     if k == 2:                                    # o token 0 só vê a si mesmo: confere

@@ -12,7 +12,8 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
-from conftest import ENCANAMENTO, RAIZ, pasta_da_sessao, rodar_script
+from conftest import RAIZ, pasta_da_sessao, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia, rodar_trecho
 from console import inteiro, num, pct
 from licao import importar_licao
 
@@ -287,59 +288,14 @@ def _respostas() -> str:
     return texto[texto.index("## Respostas dos exercícios"):texto.index("## Próxima lição")]
 
 
-def _copia(tmp_path, de, para):
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in [*ENCANAMENTO, RAIZ / "lab" / "03_attention.py", RAIZ / "lab" / "04_multihead.py"]:
-        shutil.copy(arquivo, lab / arquivo.name)
-    original = (RAIZ / "lab" / "04_multihead.py").read_text(encoding="utf-8")
-    for a, b in zip(de, para):
-        assert original.count(a) == 1, a
-        original = original.replace(a, b)
-    copia = lab / "meu_04.py"
-    copia.write_text(original, encoding="utf-8")
-    return copia
+def _copia(pasta, de, para):
+    """lab/meu_04.py numa cópia do lab, com cada troca de texto de -> para."""
+    return copia_da_licao(pasta, "04_multihead.py", *zip(de, para))
 
 
 def _rodar(copia, *args, env=None):
-    from conftest import ambiente_de_aluno
-
-    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
-                       capture_output=True, env=ambiente_de_aluno(env), timeout=240)
-    return r.returncode, r.stdout.decode("cp1252", "replace")
-
-
-def test_secoes_do_fim_e_respostas_fechadas():
-    texto = APOSTILA.read_text(encoding="utf-8")
-    fim = texto[texto.index("## 7. Exercícios"):]
-    assert fim.index("## Notas para o professor") < fim.index("## Respostas dos exercícios") \
-        < fim.index("## Próxima lição")
-    r = _respostas()
-    assert "<details>\n<summary>Abra depois de tentar</summary>" in r and "</details>" in r
-    for k in range(1, 7):
-        assert f"**{k}. " in r, f"sem resposta para o exercício {k}"
-
-
-def test_resposta_1_formas_medidas():
-    """As formas da resposta são as que um forward de verdade produz (d = 1024, h = 16)."""
-    attn = L04.AtencaoMultiCabeca(1024, 16)
-    x = torch.randn(2, 10, 1024)
-    with torch.no_grad():
-        saida_c_attn = attn.c_attn(x)
-        antes = saida_c_attn.split(1024, dim=-1)
-        q, k, v = attn.qkv(x)
-        pesos = attn.pesos(x)
-        y, _ = L04.L03.atencao(q, k, v, True)
-        junto = L04.juntar_cabecas(y)
-        fim = attn(x)
-    medidas = {"entrada x": x, "saída de c_attn": saida_c_attn,
-               "q, k, v antes de separar_cabecas": antes[0],
-               "q, k, v depois de separar_cabecas": q, "notas e pesos": pesos,
-               "y antes de juntar_cabecas": y, "y depois de juntar_cabecas": junto,
-               "saída de c_proj": fim}
-    r = _respostas()
-    for nome, t in medidas.items():
-        assert re.search(re.escape(nome) + r"\s+" + re.escape(str(tuple(t.shape))), r), nome
+    r = rodar_copia(copia, *args, env=env)
+    return r.returncode, r.saida
 
 
 @pytest.mark.cpus
@@ -519,7 +475,6 @@ def test_figuras_nome_curto_barra_de_cor_e_todos_os_rotulos(gpt2_pequeno, tmp_pa
 def test_confere_04_da_resposta_2(tmp_path):
     """O confere_04.py dos exercícios, contra a cópia do exercício 2, imprime o que a
     resposta diz (e, contra uma cópia sem mudança, que confere)."""
-    import os
     import re
 
     texto = APOSTILA.read_text(encoding="utf-8")
@@ -528,7 +483,6 @@ def test_confere_04_da_resposta_2(tmp_path):
     resposta = _respostas()
     (esperado,) = re.findall(r"```text\n(.*?)```", resposta[resposta.index("**2. "):
                                                            resposta.index("**3. ")], re.S)
-    ambiente = {**os.environ, "COLUMNS": "80", "PYTHONIOENCODING": "utf-8"}
     for de, para, saida in ((["return y.transpose(1, 2).reshape(B, T, h * dh)"],
                              ["return y.reshape(B, T, h * dh)"], esperado.strip()),
                             ([], [], "juntar_cabecas: confere com a referência nas 2 entradas."
@@ -537,10 +491,7 @@ def test_confere_04_da_resposta_2(tmp_path):
         pasta = tmp_path / str(len(de))
         pasta.mkdir()
         copia = _copia(pasta, de, para)
-        r = subprocess.run([sys.executable, "-c", codigo], cwd=copia.parent.parent,
-                           capture_output=True, timeout=180, env=ambiente)
-        assert r.returncode == 0, r.stderr.decode()
-        assert r.stdout.decode("utf-8").strip() == saida
+        assert rodar_trecho(codigo, raiz=copia.parent.parent) == saida
 
 
 def test_plano_de_90_minutos():

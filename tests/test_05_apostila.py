@@ -26,7 +26,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import RAIZ, compartilhado
+from conftest import RAIZ, compartilhado, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia
 from treinos import treino_05
 from console import cientifico, inteiro, num, pct, tamanho
 from licao import importar_licao
@@ -210,19 +211,17 @@ def _sem_tempos(linhas):
 
 
 def _copia(tmp_path, original, novo):
-    """lab/05_block.py com uma substituição de texto, como o aluno faria à mão."""
-    fonte = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
-    assert fonte.count(original) == 1, original
-    copia = tmp_path / "meu_05.py"
-    copia.write_text(fonte.replace(original, novo), encoding="utf-8")
-    return copia
+    """lab/meu_05.py numa cópia do lab: a lição com uma substituição de texto, como o aluno
+    faria à mão."""
+    return copia_da_licao(tmp_path, "05_block.py", (original, novo))
 
 
 def _rodar(script, *args):
-    ambiente = dict(os.environ, PYTHONPATH=str(RAIZ / "lab"), PYTHONIOENCODING="utf-8",
-                    COLUMNS="80", NO_COLOR="1", HF_HUB_OFFLINE="1")
-    r = subprocess.run([sys.executable, str(script), "--so", "2", "--sem-figuras", *args],
-                       cwd=RAIZ, capture_output=True, env=ambiente, timeout=600)
+    """As linhas do experimento 2 (--so 2) da lição, ou da cópia dela, sem os tempos."""
+    argumentos = ("--so", "2", "--sem-figuras", *args)
+    utf8 = {"PYTHONIOENCODING": "utf-8"}
+    r = (rodar_script("05_block.py", *argumentos, env=utf8) if script == "05_block.py"
+         else rodar_copia(script, *argumentos, env=utf8))
     assert r.returncode == 0, r.stdout.decode("utf-8", "replace") + r.stderr.decode()
     return _sem_tempos(r.stdout.decode("utf-8").splitlines())
 
@@ -249,7 +248,7 @@ def test_copia_do_aluno_igual_a_opcao(tmp_path, exercicio):
         fim = "        # (o GPT-2 usa outra, N(0; 0,02): veja o exercício 3 da apostila).\n"
         copia = _copia(tmp_path, fim, fim + laco.lstrip("\n"))
         base, opcao = ["--passos", "3"], ["--inicializacao", "gpt2"]
-    dela, da_licao = _rodar(copia, *base), _rodar(RAIZ / "lab" / "05_block.py", *base, *opcao)
+    dela, da_licao = _rodar(copia, *base), _rodar("05_block.py", *base, *opcao)
     diferentes = [(a, b) for a, b in zip(dela, da_licao) if a != b]
     assert len(dela) == len(da_licao) and len(diferentes) == 1, diferentes
     assert "SEM aquecimento" in diferentes[0][0] or "passos de treino." in diferentes[0][0]

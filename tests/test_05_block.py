@@ -16,7 +16,8 @@ from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
 import console
 from carregar_gpt2 import carregar_gpt2
-from conftest import ENCANAMENTO, RAIZ, rodar_script
+from conftest import RAIZ, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia
 from licao import importar_licao
 from treinos import treino_05
 
@@ -275,41 +276,14 @@ def test_ctrl_c_no_treino_para_ja():
     assert "Resumo" not in texto
 
 
-def _copia_do_lab(tmp_path, de, para):
-    """Uma raiz de lab temporária com lab/meu_05.py (a lição com uma substituição de texto,
-    como o aluno faria à mão), ao lado do encanamento e das lições que ela importa."""
-    import shutil
-
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
-                                                              "04_multihead.py"))]:
-        shutil.copy(arquivo, lab / arquivo.name)
-    original = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
-    assert original.count(de) == 1, de
-    copia = lab / "meu_05.py"
-    copia.write_text(original.replace(de, para), encoding="utf-8")
-    return copia
-
-
-def _rodar_copia(copia, *args):
-    import subprocess
-    import sys
-
-    from conftest import ambiente_de_aluno
-
-    r = subprocess.run([sys.executable, str(copia), *args], cwd=copia.parent.parent,
-                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
-    return r.returncode, r.stdout.decode("cp1252", "replace")
-
-
 def test_sem_o_residual_o_passo_a_passo_nao_confere_e_sai_com_1(tmp_path):
     """Issue 19: a conferência do experimento 1 conta. Sem a soma do residual no forward
     do Bloco (numa cópia), a linha diz NÃO, o experimento falha e a execução sai com 1
     (antes saía 0, com 'Passo a passo = bloco(x)? NÃO.' na tela)."""
-    copia = _copia_do_lab(tmp_path, "x = x + self.mlp(self.ln_2(x))    # computação",
-                          "x = self.mlp(self.ln_2(x))    # computação")
-    codigo, saida = _rodar_copia(copia, "--so", "1")
+    copia = copia_da_licao(tmp_path, "05_block.py", ("x = x + self.mlp(self.ln_2(x))    # computação",
+                                                     "x = self.mlp(self.ln_2(x))    # computação"))
+    r = rodar_copia(copia, "--so", "1")
+    codigo, saida = r.returncode, r.saida
     assert codigo == 1, saida
     assert "Passo a passo = bloco(x)? NÃO." in saida
     assert "FALHOU a autoverificação: não confere: passo a passo = bloco(x)" in saida
@@ -319,9 +293,10 @@ def test_sem_o_residual_o_passo_a_passo_nao_confere_e_sai_com_1(tmp_path):
 def test_um_erro_na_copia_do_aluno_diz_arquivo_e_linha(tmp_path):
     """Issue 19: nn.Linear(4 * d, d) trocado por nn.Linear(d, d) numa cópia: o erro sai em
     português com o arquivo e a linha do aluno, e os outros experimentos rodam."""
-    copia = _copia_do_lab(tmp_path, "self.c_proj = nn.Linear(4 * d, d)",
-                          "self.c_proj = nn.Linear(d, d)")
-    codigo, saida = _rodar_copia(copia, "--so", "1,6", "--sem-figuras")
+    copia = copia_da_licao(tmp_path, "05_block.py", ("self.c_proj = nn.Linear(4 * d, d)",
+                                                     "self.c_proj = nn.Linear(d, d)"))
+    r = rodar_copia(copia, "--so", "1,6", "--sem-figuras")
+    codigo, saida = r.returncode, r.saida
     assert codigo == 1 and "Traceback" not in saida, saida
     linha = next(n for n, x in enumerate(copia.read_text(encoding="utf-8").splitlines(), 1)
                  if "m = bloco.mlp.c_proj(m)" in x)       # o experimento 1 chama c_proj
@@ -498,24 +473,11 @@ def _trecho_python(depois_de: str) -> str:
 def _confere_05(tmp_path, de=None, para=None):
     """O confere_05.py da seção 8, rodado da raiz de um lab temporário com a cópia do aluno
     (lab/meu_05.py, a lição com uma substituição de texto) ao lado das lições que ela usa."""
-    import shutil
-
-    lab = tmp_path / "lab"
-    lab.mkdir(parents=True)
-    for arquivo in [*ENCANAMENTO, *(RAIZ / "lab" / f for f in ("03_attention.py",
-                                                              "04_multihead.py", "05_block.py"))]:
-        shutil.copy(arquivo, lab / arquivo.name)
-    fonte = (RAIZ / "lab" / "05_block.py").read_text(encoding="utf-8")
-    if de:
-        assert fonte.count(de) == 1, de
-        fonte = fonte.replace(de, para)
-    (lab / "meu_05.py").write_text(fonte, encoding="utf-8")
+    copia_da_licao(tmp_path, "05_block.py", *([(de, para)] if de else []))
     codigo = _trecho_python("**Como conferir o seu código.**")
     assert "conferir(" in codigo and "common" not in codigo
     (tmp_path / "confere_05.py").write_text(codigo, encoding="utf-8")
-    ambiente = dict(os.environ, PYTHONIOENCODING="utf-8", COLUMNS="80")
-    r = subprocess.run([sys.executable, "confere_05.py"], cwd=tmp_path, capture_output=True,
-                       env=ambiente, timeout=300)
+    r = rodar_copia(tmp_path / "confere_05.py", cwd=tmp_path, env={"PYTHONIOENCODING": "utf-8"})
     assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
     return r.stdout.decode("utf-8")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import shutil
 import subprocess
 import sys
 
@@ -19,6 +18,7 @@ import torch
 import console
 from carregar_gpt2 import TAMANHOS_GPT2
 from conftest import RAIZ
+from copia_do_aluno import copia_da_licao, rodar_copia
 from licao import importar_licao
 
 L04 = importar_licao("04_multihead")
@@ -118,26 +118,15 @@ def test_resposta_3_o_comando_da_apostila(tmp_path):
 
 def _copia_do_aluno(tmp_path, alvo: str):
     """lab/ copiado, e lab/meu_06.py com a linha do conv trocada pela da resposta."""
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in (RAIZ / "lab").glob("*.py"):
-        shutil.copy(arquivo, lab)
     [linha] = [b for b in blocos("python") if b.startswith("conv =")]
     linha = linha.replace('"c_fc"', f'"{alvo}"')
     original = 'conv = isinstance(modulo, Conv1D) and nome == "weight"\n'
-    fonte = (RAIZ / "lab" / "06_gpt2.py").read_text(encoding="utf-8")
-    assert fonte.count(original) == 1
-    (lab / "meu_06.py").write_text(fonte.replace(original, linha + "\n"), encoding="utf-8")
-    return lab / "meu_06.py"
+    return copia_da_licao(tmp_path, "06_gpt2.py", (original, linha + "\n"))
 
 
 def _rodar(script, modelo):
-    from conftest import ambiente_de_aluno
-
-    r = subprocess.run([sys.executable, str(script), "--so", "2", "--sem-figuras"],
-                       cwd=script.parent.parent, capture_output=True, timeout=300,
-                       env=ambiente_de_aluno({"LAB_MODELO": str(modelo),
-                                              "PYTHONIOENCODING": "utf-8"}))
+    r = rodar_copia(script, "--so", "2", "--sem-figuras",
+                    env={"LAB_MODELO": str(modelo), "PYTHONIOENCODING": "utf-8"})
     return r.returncode, r.stdout.decode("utf-8")
 
 

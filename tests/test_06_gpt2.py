@@ -705,27 +705,15 @@ def test_codigo_mostra_o_modelo_inteiro_de_verdade():
 def test_codigo_segue_o_arquivo_quando_ele_muda(tmp_path):
     """Uma cópia da lição com uma linha a mais no GPT2: o --codigo da cópia mostra a
     linha nova e a contagem nova (lê o arquivo, não uma cópia guardada)."""
-    import conftest
+    from copia_do_aluno import copia_da_licao, rodar_copia
 
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in conftest.ENCANAMENTO + sorted((RAIZ / "lab").glob("0[3-6]_*.py")):
-        shutil.copy(arquivo, lab)
-    fonte = (lab / "06_gpt2.py").read_text(encoding="utf-8")
     velha = "        super().__init__()\n        self.wte"
-    assert fonte.count(velha) == 1
-    (lab / "06_gpt2.py").write_text(fonte.replace(
-        velha, "        super().__init__()\n        # uma linha do aluno\n        self.wte"),
-        encoding="utf-8")
-    import subprocess
-    import sys
-
-    from conftest import ambiente_de_aluno
-
-    r = subprocess.run([sys.executable, str(lab / "06_gpt2.py"), "--codigo"], cwd=tmp_path,
-                       capture_output=True, env=ambiente_de_aluno(), timeout=240)
-    saida = r.stdout.decode("cp1252", "replace")
-    assert r.returncode == 0, saida + r.stderr.decode("cp1252", "replace")
+    copia = copia_da_licao(tmp_path, "06_gpt2.py", (velha, "        super().__init__()\n"
+                                                    "        # uma linha do aluno\n"
+                                                    "        self.wte"), nome="06_gpt2.py")
+    r = rodar_copia(copia, "--codigo", cwd=tmp_path)
+    saida = r.saida
+    assert r.returncode == 0, saida + r.erros
     antes = _pecas_impressas(rodar_script("06_gpt2.py", "--codigo").saida)["GPT2"]
     depois = _pecas_impressas(saida)["GPT2"]
     assert depois[2] == antes[2] + 1 and "        # uma linha do aluno" in depois[3]

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from conftest import RAIZ, construir_gpt2, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia
 import pesos_gpt2
 from console import inteiro, num, pct, tamanho
 from licao import importar_licao
@@ -511,19 +512,10 @@ def test_sem_modelo_explica_uma_vez_e_roda_o_que_nao_precisa_dele(tmp_path):
 def test_gulosa_diferente_do_generate_faz_a_licao_falhar(gpt2_pequeno, tmp_path):
     """A conferência do experimento 1 (o nosso laço contra o generate()) passa por
     licao.verificar: numa cópia em que o laço sorteia, a lição sai com 1."""
-    import os
-
-    original = (RAIZ / "lab" / "07_generation.py").read_text(encoding="utf-8")
     antes = "            prox = escolher(logits)                         # (1, 1)\n"
-    assert original.count(antes) == 1
-    copia = tmp_path / "meu_07.py"
-    copia.write_text(original.replace(antes, antes.replace("escolher(logits)",
-                                                           "escolher(logits, 1.0)")),
-                     encoding="utf-8")
-    r = rodar_script(str(copia), "--so", "1", "--sem-figuras",
-                     env={"LAB_MODELO": str(gpt2_pequeno),
-                          "PYTHONPATH": str(RAIZ / "lab") + os.pathsep
-                          + os.environ.get("PYTHONPATH", "")})
+    copia = copia_da_licao(tmp_path, "07_generation.py",
+                           (antes, antes.replace("escolher(logits)", "escolher(logits, 1.0)")))
+    r = rodar_copia(copia, "--so", "1", "--sem-figuras", env={"LAB_MODELO": str(gpt2_pequeno)})
     assert r.returncode == 1, r.saida + r.erros
     assert "iguais -> DIFERENTES." in r.saida
     assert "FALHOU a autoverificação" in r.saida and "= generate()" in r.saida
@@ -718,12 +710,6 @@ def _textos_do_exp4(saida: str) -> tuple[dict, int]:
 def test_respostas_3_e_6_na_saida_e_numa_copia(gpt2_pequeno, tmp_path):
     """O exercício 6 feito numa cópia (a troca de linhas da resposta), rodada como o aluno
     a rodaria, contra o original; e a linha da gulosa do experimento 4 (exercício 3)."""
-    import os
-    import subprocess
-    import sys
-
-    from conftest import ambiente_de_aluno
-
     original = (RAIZ / "lab" / "07_generation.py").read_text(encoding="utf-8")
     antes = ("    if geradores is None:\n"
              "        return torch.multinomial(probs, num_samples=1)\n")
@@ -732,24 +718,18 @@ def test_respostas_3_e_6_na_saida_e_numa_copia(gpt2_pequeno, tmp_path):
                        .split("## Respostas dos exercícios")[1], re.S).group(1)
     assert original.count(antes) == 1 and "vivos" in depois
     diz(antes)                                    # o enunciado mostra as linhas do script
-    copia = tmp_path / "meu_07.py"
-    copia.write_text(original.replace(antes, depois), encoding="utf-8")
-    env = ambiente_de_aluno({"LAB_MODELO": str(gpt2_pequeno),
-                             "PYTHONPATH": str(RAIZ / "lab") + os.pathsep
-                             + os.environ.get("PYTHONPATH", "")})
-    execucoes = {}
-    for nome, script in (("original", RAIZ / "lab" / "07_generation.py"), ("copia", copia)):
+    copia = copia_da_licao(tmp_path, "07_generation.py", (antes, depois))
+    env = {"LAB_MODELO": str(gpt2_pequeno)}
+    saidas = {}
+    for nome in ("original", "copia"):
         for args in (("--top-k", "40"), ("--top-k", "1"), ("--temperatura", "0.01")):
             if nome == "copia" and args[0] == "--temperatura":
                 continue
-            execucoes[nome, args[1]] = subprocess.Popen(
-                [sys.executable, str(script), "--so", "4", "--sem-figuras", *args],
-                cwd=RAIZ, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    saidas = {}
-    for chave, proc in execucoes.items():
-        saida, erros = proc.communicate(timeout=600)
-        saidas[chave] = saida.decode("cp1252")
-        assert proc.returncode == 0, saidas[chave] + erros.decode("cp1252", "replace")
+            argumentos = ("--so", "4", "--sem-figuras", *args)
+            r = (rodar_script("07_generation.py", *argumentos, env=env) if nome == "original"
+                 else rodar_copia(copia, *argumentos, env=env))
+            saidas[nome, args[1]] = r.saida
+            assert r.returncode == 0, r.saida + r.erros
     gulosa = "gulosa (sem sorteio, para comparar)"
     for chave, saida in saidas.items():
         textos, iguais = _textos_do_exp4(saida)

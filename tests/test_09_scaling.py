@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from console import cientifico, num
-from conftest import ENCANAMENTO, RAIZ, ambiente_de_aluno, pasta_da_sessao, rodar_script
+from conftest import RAIZ, pasta_da_sessao, rodar_script
+from copia_do_aluno import copia_da_licao, rodar_copia
 from licao import importar_licao
 
 licao = importar_licao("09_scaling")
@@ -490,12 +491,8 @@ def test_exercicio_8_copia_com_o_orcamento_inteiro(tmp_path):
     original = (RAIZ / "lab" / "09_scaling.py").read_text(encoding="utf-8")
     trecho = "(C / 2 / PF_DIA)"
     assert original.count(trecho) == 1
-    copia = tmp_path / "meu_09.py"
-    copia.write_text(original.replace(trecho, "(C / PF_DIA)"), encoding="utf-8")
-    r = subprocess.run([sys.executable, str(copia), "--so", "3", "--sem-figuras"],
-                       cwd=RAIZ, capture_output=True, timeout=240,
-                       env=ambiente_de_aluno({"PYTHONPATH": str(RAIZ / "lab"),
-                                              "PYTHONIOENCODING": "utf-8"}))
+    copia = copia_da_licao(tmp_path, "09_scaling.py", (trecho, "(C / PF_DIA)"))
+    r = rodar_copia(copia, "--so", "3", "--sem-figuras", env={"PYTHONIOENCODING": "utf-8"})
     assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
     linha = next(x for x in r.stdout.decode("utf-8").splitlines()
                  if x.startswith("       1e21 "))
@@ -518,27 +515,14 @@ def test_a_09_aponta_para_a_10(execucao_completa):
     assert "lab/10_treino.py" in proxima and "(10_treino.md)" in proxima
 
 
-def lab_temporario(tmp_path, de=None, para=None):
-    """Uma raiz de lab temporária: o encanamento, as lições de que a 09 depende e a 09
-    (modificada por substituição de texto, se de/para)."""
-    import shutil
-
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in [*ENCANAMENTO, *sorted((RAIZ / "lab").glob("0[3-6]_*.py"))]:
-        shutil.copy(arquivo, lab / arquivo.name)
-    texto = (RAIZ / "lab" / "09_scaling.py").read_text(encoding="utf-8")
-    if de:
-        assert texto.count(de) == 1, de
-        texto = texto.replace(de, para)
-    (lab / "09_scaling.py").write_text(texto, encoding="utf-8")
-    return lab / "09_scaling.py"
+def lab_temporario(tmp_path, de, para):
+    """Uma cópia do lab com lab/09_scaling.py modificado por substituição de texto."""
+    return copia_da_licao(tmp_path, "09_scaling.py", (de, para), nome="09_scaling.py")
 
 
 def rodar_no_lab(script, *args):
-    r = subprocess.run([sys.executable, str(script), *args], cwd=script.parent.parent,
-                       capture_output=True, timeout=240, env=ambiente_de_aluno())
-    return r.returncode, r.stdout.decode("cp1252", "replace")
+    r = rodar_copia(script, *args)
+    return r.returncode, r.saida
 
 
 def test_depois_de_uma_falha_nao_fecha_o_curso(tmp_path):

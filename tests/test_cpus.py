@@ -11,6 +11,7 @@ que deixa a suíte rápida não muda o que os testes veem.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -76,8 +77,8 @@ def test_variantes_desta_maquina_e_de_outras():
 TEMPO = re.compile(rb"\d+,\d+ s\b")
 
 
-def _novo(argv, ambiente):
-    r = subprocess.run([sys.executable, *argv], cwd=RAIZ, env=ambiente, capture_output=True,
+def _novo(argv, ambiente, cwd=RAIZ):
+    r = subprocess.run([sys.executable, *argv], cwd=cwd, env=ambiente, capture_output=True,
                        input=b"", timeout=600)
     return r.returncode, r.stdout, r.stderr
 
@@ -117,6 +118,34 @@ def test_quente_igual_a_processo_novo(variante, casos, gpt2_pequeno, tmp_path):
         assert codigos == [0, 0, 1, 2][:len(casos)]
     finally:
         servidor.fechar()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="sem fork (Windows): tudo num processo novo")
+def test_copia_do_aluno_e_trecho_no_quente_iguais_a_processo_novo(tmp_path):
+    """O que tests/apoio/copia_do_aluno.py roda no interpretador quente: a cópia de uma
+    lição com um erro (a mensagem com o arquivo e a linha do aluno, a saída 1), a mesma
+    cópia com LAB_TRACEBACK=1 (o traceback inteiro) e um trecho de `python -c` que falha
+    (o traceback do Python, com o "<string>"): byte a byte o de um processo novo."""
+    from copia_do_aluno import copia_da_licao
+
+    copia = copia_da_licao(tmp_path, "05_block.py", ("self.c_proj = nn.Linear(4 * d, d)",
+                                                     "self.c_proj = nn.Linear(d, d)"))
+    trecho = "import sys, torch\nprint(sys.argv, sys.path[0] == '')\ntorch.zeros(2) @ None\n"
+    casos = [([copia, "--so", "1", "--sem-figuras"], {}),
+             ([copia, "--so", "1", "--sem-figuras"], {"LAB_TRACEBACK": "1"}),
+             (["-c", trecho, "a"], {})]
+    for argv, extra in casos:
+        ambiente = ambiente_de_aluno({"PYTHONIOENCODING": "utf-8", **extra})
+        quente = sessao.rodar_sem_guardar(argv, ambiente, tmp_path)
+        novo = _novo([str(a) for a in argv], dict(ambiente), cwd=tmp_path)
+        assert quente[0] == novo[0] == 1, (argv, quente, novo)
+        assert TEMPO.sub(b"N s", quente[1]) == TEMPO.sub(b"N s", novo[1]), argv
+        assert quente[2] == novo[2], (quente[2].decode(), novo[2].decode())
+    execucoes = [json.loads(linha) for linha in
+                 (sessao.pasta() / "execucoes.log").read_text(encoding="utf-8").splitlines()]
+    modos = [e["modo"] for e in execucoes if e.get("teste", "").endswith(
+        "test_copia_do_aluno_e_trecho_no_quente_iguais_a_processo_novo")]
+    assert modos[-3:] == ["quente"] * 3, modos       # e não caiu num processo novo
 
 
 def test_pasta_mudada_nao_reusa_a_execucao_guardada(gpt2_pequeno, tmp_path):

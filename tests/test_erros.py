@@ -9,14 +9,14 @@ import sys
 
 import erros
 from conftest import ENCANAMENTO
-from copia_do_aluno import LICAO_DO_ALUNO, rodar_copia
+from copia_do_aluno import LICAO_DO_ALUNO, rodar_licao_do_aluno
 
 
 def test_erro_no_codigo_do_aluno_mostra_arquivo_e_linha(tmp_path):
     """Qualquer exceção (RuntimeError do torch, TypeError do Python) sai em português com o
     quadro mais interno do código do aluno (arquivo:linha, função, a linha); os outros
     experimentos rodam; o resumo lista as falhas; sem "Próximo passo"; saída 1."""
-    r, saida, erros = rodar_copia(tmp_path)
+    r, saida, erros = rodar_licao_do_aluno(tmp_path)
     assert r.returncode == 1 and "Traceback" not in saida + erros, saida + erros
     fonte = LICAO_DO_ALUNO.splitlines()
     linha_forward = 1 + fonte.index("        return self.c_proj(self.c_fc(x))")
@@ -36,7 +36,7 @@ def test_erro_no_codigo_do_aluno_mostra_arquivo_e_linha(tmp_path):
 
 
 def test_lab_traceback_mostra_o_traceback_inteiro(tmp_path):
-    r, saida, erros = rodar_copia(tmp_path, "--so", "2", env={"LAB_TRACEBACK": "1"})
+    r, saida, erros = rodar_licao_do_aluno(tmp_path, "--so", "2", env={"LAB_TRACEBACK": "1"})
     assert r.returncode == 1 and "Traceback (most recent call last)" in erros
     assert "TypeError" in erros and "o terceiro rodou" not in saida
 

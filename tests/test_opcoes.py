@@ -11,7 +11,7 @@ import pytest
 
 import opcoes
 from conftest import RAIZ, rodar_script
-from copia_do_aluno import rodar_copia
+from copia_do_aluno import rodar_licao_do_aluno
 
 
 def test_ajuda_em_portugues_e_sem_torch():
@@ -93,12 +93,12 @@ def test_ajuda_quebra_linhas_longas_da_descricao_com_recuo():
 
 
 def test_opcao_declarada_valida_em_portugues(tmp_path):
-    r, saida, erros = rodar_copia(tmp_path, "--camadas", "99")
+    r, saida, erros = rodar_licao_do_aluno(tmp_path, "--camadas", "99")
     assert r.returncode == 2 and "Traceback" not in erros
     assert "erro: opção --camadas: 99 está fora do intervalo; use um inteiro de 1 a 64" in erros
     assert "(exemplo: --camadas 4)" in erros
     assert all(len(linha) <= 80 for linha in erros.splitlines()), erros
-    r, saida, _ = rodar_copia(tmp_path, "--help")
+    r, saida, _ = rodar_licao_do_aluno(tmp_path, "--help")
     assert r.returncode == 0 and "--camadas N" in saida and "camadas (padrão: 2)" in saida
     assert "LAB_TRACEBACK=1" in saida
 
@@ -110,7 +110,7 @@ def test_opcao_declarada_valida_em_portugues(tmp_path):
     (["--xyz"], "argumentos desconhecidos: --xyz"),
 ])
 def test_mensagens_do_argparse_em_portugues(tmp_path, args, trecho):
-    r, _, erros = rodar_copia(tmp_path, *args)
+    r, _, erros = rodar_licao_do_aluno(tmp_path, *args)
     assert r.returncode == 2 and trecho in " ".join(erros.split()), erros
     assert "expected" not in erros and "argument " not in erros
     assert all(len(linha) <= 80 for linha in erros.splitlines()), erros

@@ -17,9 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from conftest import RAIZ, ambiente_de_aluno, construir_gpt2
+from conftest import RAIZ, ambiente_de_aluno
 from terminal import COLUNAS, Tela, sem_tmux
 
 

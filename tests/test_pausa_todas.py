@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from pathlib import Path
 
 import pytest
 
-from conftest import RAIZ, construir_gpt2
+from conftest import RAIZ
 from terminal import COLUNAS, Tela, sem_tmux
 
 # lição -> argumentos (além de --pausa --sem-figuras)

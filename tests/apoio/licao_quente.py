@@ -57,19 +57,26 @@ def _codigo_de_saida(excecao: SystemExit) -> int:
     return 1
 
 
-def _executar(script: str) -> int:
-    """Roda o script como __main__ e devolve o código de saída, como o interpretador."""
+def _executar(script: str, codigo_c: str | None = None) -> int:
+    """Roda o script como __main__ (ou, com codigo_c, o código de `python -c`) e devolve o
+    código de saída, como o interpretador."""
     import runpy
     import traceback
 
     try:
-        runpy.run_path(script, run_name="__main__")
+        if codigo_c is None:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            import __main__
+
+            exec(compile(codigo_c, "<string>", "exec"), {"__name__": "__main__",
+                                                         "__builtins__": __main__.__builtins__})
         codigo = 0
     except SystemExit as e:
         codigo = _codigo_de_saida(e)
     except BaseException as e:  # noqa: BLE001 - o que o Python faria: traceback e 1
-        tb = e.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb, topo = e.__traceback__, script if codigo_c is None else "<string>"
+        while tb is not None and tb.tb_frame.f_code.co_filename != topo:
             tb = tb.tb_next                        # sem os quadros do runpy e daqui
         traceback.print_exception(type(e), e, tb or e.__traceback__)
         codigo = 130 if isinstance(e, KeyboardInterrupt) else 1
@@ -98,9 +105,15 @@ def _filho(pedido: dict, fechar: tuple[int, ...]) -> None:
             novo = os.open(caminho, modo)
             os.dup2(novo, fd)
             os.close(novo)
-        sys.argv = list(pedido["argv"])
-        sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
-        codigo = _executar(sys.argv[0])
+        argv = list(pedido["argv"])
+        if argv[0] == "-c":                        # python -c CÓDIGO [args]: sys.argv[0] é
+            codigo_c = argv.pop(1)                 # "-c", e o sys.path[0], a pasta atual
+            sys.argv, sys.path[0] = argv, ""
+        else:
+            codigo_c = None
+            sys.argv = argv
+            sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+        codigo = _executar(sys.argv[0], codigo_c)
     except BaseException:  # noqa: BLE001 - falha daqui, não da lição: que apareça
         import traceback
 
@@ -190,15 +203,16 @@ class Servidor:
     def vivo(self) -> bool:
         return self.proc.poll() is None
 
-    def rodar(self, argv: list[str], env: dict, timeout: float) -> tuple[int, bytes, bytes,
-                                                                         float]:
-        """(código, stdout, stderr, segundos de CPU do filho) de `python *argv` com env."""
+    def rodar(self, argv: list[str], env: dict, timeout: float, cwd=None) -> tuple[
+            int, bytes, bytes, float]:
+        """(código, stdout, stderr, segundos de CPU do filho) de `python *argv` com env, na
+        pasta cwd (padrão: a do servidor). argv pode ser ["-c", código, ...]."""
         with self._trava, tempfile.TemporaryDirectory(prefix="licao-quente-") as pasta:
             arquivos = {nome: os.path.join(pasta, nome) for nome in ("entrada", "saida",
                                                                      "erros")}
             for caminho in arquivos.values():
                 open(caminho, "wb").close()
-            pedido = dict(arquivos, argv=argv, env=env, cwd=self.cwd)
+            pedido = dict(arquivos, argv=argv, env=env, cwd=str(cwd or self.cwd))
             os.write(self._pedidos, (json.dumps(pedido) + "\n").encode("utf-8"))
             pid = self._ler(timeout=60)["pid"]
             try:

@@ -252,11 +252,44 @@ def _cpu_dos_filhos() -> float:
     return uso.ru_utime + uso.ru_stime
 
 
-def _subprocesso(argv, ambiente, entrada, timeout):
+def _subprocesso(argv, ambiente, entrada, timeout, cwd=RAIZ):
     antes = _cpu_dos_filhos()
-    r = subprocess.run(argv, cwd=RAIZ, capture_output=True, env=ambiente,
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, env=ambiente,
                        input=(entrada or "").encode(), timeout=timeout)
     return r.returncode, r.stdout, r.stderr, _cpu_dos_filhos() - antes
+
+
+def _no_quente(argv, ambiente, timeout, cwd):
+    """(código, stdout, stderr, cpu) de argv num filho do servidor quente de `ambiente`, ou
+    None (sem servidor, ou ele morreu; um código 2, uso errado, vem de um processo novo)."""
+    servidor = _servidor(ambiente)
+    if servidor is None:
+        return None
+    import licao_quente
+
+    try:
+        r = servidor.rodar(argv[1:], dict(ambiente), timeout, cwd=cwd)
+    except licao_quente.Indisponivel:
+        return None                                  # o servidor morreu: processo novo
+    return None if r[0] == 2 else r
+
+
+def rodar_sem_guardar(argv: list[str], ambiente: dict, cwd: Path, timeout: float = 240):
+    """(código, stdout, stderr) de `python *argv` (um script de fora de lab/, como a cópia de
+    uma lição que o aluno editou, ou ["-c", código]) num filho do interpretador quente, sem
+    guardar nada: o arquivo muda de um teste para outro, e a chave não vê o conteúdo dele.
+    O ambiente precisa dizer a codificação (PYTHONIOENCODING), como em rodar()."""
+    argv = [sys.executable, *map(str, argv)]
+    inicio = time.monotonic()
+    r = None
+    if ambiente.get("PYTHONIOENCODING") is not None and not ARGS_NOVOS & set(argv):
+        r = _no_quente(argv, ambiente, timeout, cwd)
+    modo = "novo" if r is None else "quente"
+    if r is None:
+        r = _subprocesso(argv, ambiente, None, timeout, cwd=cwd)
+    _registrar({"script": Path(argv[1]).name, "args": argv[2:], "modo": modo,
+                "cpu": round(r[3], 2), "s": round(time.monotonic() - inicio, 2)})
+    return r[:3]
 
 
 def rodar(script: Path, args: list[str], ambiente: dict, entrada: str | None = None,
@@ -285,21 +318,10 @@ def rodar(script: Path, args: list[str], ambiente: dict, entrada: str | None = N
         if destino.exists():
             _registrar({"script": script.name, "args": args, "modo": "guardada"})
             return pickle.loads(destino.read_bytes())
-        modo = "novo"
-        servidor = (_servidor(ambiente) if _pode_ser_quente(script, args, ambiente, entrada)
-                    else None)
-        if servidor is not None:
-            import licao_quente
-
-            try:
-                codigo, saida, erros, cpu = servidor.rodar(argv[1:], dict(ambiente), timeout)
-                modo = "quente"
-            except licao_quente.Indisponivel:
-                pass                                 # o servidor morreu: processo novo
-        if modo == "quente" and codigo == 2:
-            modo = "novo"           # uso errado: o código de saída vem de um processo novo
-        if modo == "novo":
-            codigo, saida, erros, cpu = _subprocesso(argv, ambiente, entrada, timeout)
+        r = (_no_quente(argv, ambiente, timeout, RAIZ)
+             if _pode_ser_quente(script, args, ambiente, entrada) else None)
+        modo = "novo" if r is None else "quente"
+        codigo, saida, erros, cpu = r or _subprocesso(argv, ambiente, entrada, timeout)
         resultado = (codigo, saida, erros)
         _gravar(destino, pickle.dumps(resultado))
     _registrar({"script": script.name, "args": args, "modo": modo, "cpu": round(cpu, 2),
