@@ -28,8 +28,11 @@ teste muda a chave). A regra de quando isso vale:
   precisa de duas execuções independentes da mesma configuração, ou que muda algo fora
   dos argumentos e do ambiente entre uma e outra;
 - o que precisa de um processo novo por natureza não passa por rodar_script: a primeira
-  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, as cópias de
-  lição do aluno (esses testes chamam o subprocess direto).
+  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, a lição com
+  erros de test_erros (esses testes chamam o subprocess direto);
+- a cópia de uma lição que o aluno editou e um trecho de `python -c` de uma apostila
+  também não: rodam por tests/apoio/copia_do_aluno.py, num filho do interpretador quente
+  e sem guardar nada (o arquivo muda de teste para teste, e a chave não vê o conteúdo).
 
 Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py: o
 torch e o transformers já importados, a lição num fork), exceto: 00_check, --help,

@@ -298,6 +298,39 @@ def _rodar(copia, *args, env=None):
     return r.returncode, r.saida
 
 
+def test_secoes_do_fim_e_respostas_fechadas():
+    texto = APOSTILA.read_text(encoding="utf-8")
+    fim = texto[texto.index("## 7. Exercícios"):]
+    assert fim.index("## Notas para o professor") < fim.index("## Respostas dos exercícios") \
+        < fim.index("## Próxima lição")
+    r = _respostas()
+    assert "<details>\n<summary>Abra depois de tentar</summary>" in r and "</details>" in r
+    for k in range(1, 7):
+        assert f"**{k}. " in r, f"sem resposta para o exercício {k}"
+
+
+def test_resposta_1_formas_medidas():
+    """As formas da resposta são as que um forward de verdade produz (d = 1024, h = 16)."""
+    attn = L04.AtencaoMultiCabeca(1024, 16)
+    x = torch.randn(2, 10, 1024)
+    with torch.no_grad():
+        saida_c_attn = attn.c_attn(x)
+        antes = saida_c_attn.split(1024, dim=-1)
+        q, k, v = attn.qkv(x)
+        pesos = attn.pesos(x)
+        y, _ = L04.L03.atencao(q, k, v, True)
+        junto = L04.juntar_cabecas(y)
+        fim = attn(x)
+    medidas = {"entrada x": x, "saída de c_attn": saida_c_attn,
+               "q, k, v antes de separar_cabecas": antes[0],
+               "q, k, v depois de separar_cabecas": q, "notas e pesos": pesos,
+               "y antes de juntar_cabecas": y, "y depois de juntar_cabecas": junto,
+               "saída de c_proj": fim}
+    r = _respostas()
+    for nome, t in medidas.items():
+        assert re.search(re.escape(nome) + r"\s+" + re.escape(str(tuple(t.shape))), r), nome
+
+
 @pytest.mark.cpus
 def test_resposta_2_juntar_sem_transpose(tmp_path):
     copia = _copia(tmp_path, ["return y.transpose(1, 2).reshape(B, T, h * dh)"],
