@@ -143,7 +143,7 @@ def test_copia_do_aluno_e_trecho_no_quente_iguais_a_processo_novo(tmp_path):
         assert quente[2] == novo[2], (quente[2].decode(), novo[2].decode())
     execucoes = [json.loads(linha) for linha in
                  (sessao.pasta() / "execucoes.log").read_text(encoding="utf-8").splitlines()]
-    modos = [e["modo"] for e in execucoes if e.get("teste", "").endswith(
+    modos = [e["modo"] for e in execucoes if "modo" in e and e.get("teste", "").endswith(
         "test_copia_do_aluno_e_trecho_no_quente_iguais_a_processo_novo")]
     assert modos[-3:] == ["quente"] * 3, modos       # e não caiu num processo novo
 

@@ -190,9 +190,11 @@ SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
 _INDISPONIVEIS: dict = {}
-# Cada servidor ocupa uns 250 MB só dele: as 4 variantes do test_apostilas, a base em cp1252
-# e uma de folga, sem ficar fechando e reabrindo.
-MAX_SERVIDORES = 6
+# Cada servidor tem uns 340 MB residentes (boa parte, as bibliotecas do torch, dividida com
+# os outros processos). Um processo da suíte pede uns 8 ambientes de partida: a base em
+# cp1252 e em UTF-8, as 4 variantes de CPU do test_apostilas e uns poucos de um teste só;
+# com 6, a suíte fechava e reabria 5 servidores (2,8 s de CPU cada).
+MAX_SERVIDORES = 8
 
 
 def _servidor(ambiente: dict):
@@ -211,6 +213,12 @@ def _servidor(ambiente: dict):
 
         while len(_SERVIDORES) >= MAX_SERVIDORES:   # o menos usado recentemente sai
             _SERVIDORES.pop(next(iter(_SERVIDORES))).fechar()
+            _registrar({"evento": "servidor fechado (o menos usado)"})
+        diferente = {k: v for k, v in partida.items()
+                     if os.environ.get(k) != v and not _volatil(k)}
+        _registrar({"evento": "servidor novo", "ambiente": diferente,
+                    "sem": sorted(k for k in os.environ if k not in partida
+                                  and k not in SEGURAS and not _volatil(k))})
         try:
             servidor = licao_quente.Servidor(partida, RAIZ)
         except licao_quente.Indisponivel as erro:
