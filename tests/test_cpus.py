@@ -6,7 +6,8 @@ que deixa a suíte rápida não muda o que os testes veem.
   @pytest.mark.cpus (os que conferem números citados que saem de contas do torch). Os
   blocos <!-- saida --> têm a mesma conferência em tests/test_apostilas.py.
 - o interpretador quente (tests/apoio/licao_quente.py) imprime, byte a byte, o que um processo
-  novo imprime, também com duas threads e nos códigos de saída 1 e 2;
+  novo imprime, também com duas threads, nos códigos de saída 1 e 2, e na cópia de uma
+  lição e no trecho de `python -c` que tests/apoio/copia_do_aluno.py roda nele;
 - a chave das execuções guardadas muda quando muda uma pasta citada nos argumentos.
 """
 from __future__ import annotations
