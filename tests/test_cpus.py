@@ -131,7 +131,8 @@ def test_copia_do_aluno_e_trecho_no_quente_iguais_a_processo_novo(tmp_path):
 
     copia = copia_da_licao(tmp_path, "05_block.py", ("self.c_proj = nn.Linear(4 * d, d)",
                                                      "self.c_proj = nn.Linear(d, d)"))
-    trecho = "import sys, torch\nprint(sys.argv, sys.path[0] == '')\ntorch.zeros(2) @ None\n"
+    trecho = ("import pickle, sys, torch\ndef f():\n    pass\n"        # f: do __main__ do trecho
+              "print(sys.argv, sys.path[0] == '', len(pickle.dumps(f)))\ntorch.zeros(2) @ None\n")
     casos = [([copia, "--so", "1", "--sem-figuras"], {}),
              ([copia, "--so", "1", "--sem-figuras"], {"LAB_TRACEBACK": "1"}),
              (["-c", trecho, "a"], {})]

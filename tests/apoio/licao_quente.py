@@ -66,11 +66,14 @@ def _executar(script: str, codigo_c: str | None = None) -> int:
     try:
         if codigo_c is None:
             runpy.run_path(script, run_name="__main__")
-        else:
-            import __main__
+        else:                         # como o Python faz: um módulo __main__ novo, vazio
+            import builtins
+            import types
 
-            exec(compile(codigo_c, "<string>", "exec"), {"__name__": "__main__",
-                                                         "__builtins__": __main__.__builtins__})
+            modulo = types.ModuleType("__main__")
+            modulo.__builtins__ = builtins
+            sys.modules["__main__"] = modulo
+            exec(compile(codigo_c, "<string>", "exec"), modulo.__dict__)
         codigo = 0
     except SystemExit as e:
         codigo = _codigo_de_saida(e)
