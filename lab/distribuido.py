@@ -109,8 +109,8 @@ def encerrar(codigo: int = 0) -> None:
     a loja dele, com threads de C++ que ainda rodam, e às vezes aborta (SIGABRT, "terminate
     called without an active exception"): a suíte de testes viu isso duas vezes, uma no
     posto 1 e outra no 0 (e 180 treinos seguidos fora dela, nenhuma). Os outros postos
-    (que acabam primeiro: só treinam) avisam na loja do grupo e saem; o posto 0, que
-    hospeda a loja, espera os avisos (até PRAZO) e sai por último. Que um posto saia com
+    (que acabam primeiro: só treinam) avisam na loja do grupo e saem; o posto 0 (que, no
+    lancar, hospeda a loja) espera os avisos (até PRAZO) e sai por último. Que um posto saia com
     outro ainda vivo não derruba o que fica (medido: o posto 0 segue vivo e sai com 0)."""
     if mundo() == 1 or "torch" not in sys.modules:
         return

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
 import erros
 from conftest import ENCANAMENTO
-from copia_do_aluno import LICAO_DO_ALUNO, rodar_licao_do_aluno
+from copia_do_aluno import LICAO_DO_ALUNO, lab_copiado, rodar_licao_do_aluno
 
 
 def test_erro_no_codigo_do_aluno_mostra_arquivo_e_linha(tmp_path):
@@ -52,11 +51,7 @@ def test_o_encanamento_e_lido_da_pasta():
 def test_a_copia_do_aluno_dentro_de_lab_continua_dele(tmp_path):
     """A cópia do aluno mora em lab/ ao lado do encanamento, sem número no nome (meu_98.py):
     o erro ainda aponta a linha dela, não a do roteiro que a chamou."""
-    lab = tmp_path / "lab"
-    lab.mkdir()
-    for arquivo in ENCANAMENTO:
-        shutil.copy(arquivo, lab / arquivo.name)
-    copia = lab / "meu_98.py"
+    copia = lab_copiado(tmp_path) / "meu_98.py"
     copia.write_text(LICAO_DO_ALUNO, encoding="utf-8")
     r = subprocess.run([sys.executable, str(copia), "--so", "2", "--sem-figuras"], cwd=tmp_path,
                        capture_output=True, timeout=120,

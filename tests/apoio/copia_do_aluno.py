@@ -69,6 +69,7 @@ def rodar_trecho(codigo: str, raiz: Path = RAIZ, env=None, timeout: float = 180)
     assert r == 0, erros.decode("utf-8", "replace")
     return saida.decode("utf-8").strip()
 
+
 LICAO_DO_ALUNO = '''
 import sys
 from licao import Licao, opcao, inteiro_entre
