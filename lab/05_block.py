@@ -480,6 +480,28 @@ def lente(modelo, ids):
         return logits.softmax(-1)                          # (L+1, T, V)
 
 
+def ln_f_duas_vezes(modelo, ids):
+    """Em quantas das T posições o token mais provável muda se o último estado, que já
+    passou pelo ln_f, passar por ele de novo: (mudaram, T). Por isso a lente usa, na última
+    linha, os logits do próprio modelo."""
+    with torch.no_grad():
+        saida = modelo(ids, output_hidden_states=True)
+        de_novo = modelo.lm_head(modelo.transformer.ln_f(saida.hidden_states[-1]))  # (1, T, V)
+        mudaram = (de_novo.argmax(-1) != saida.logits.argmax(-1)).sum()
+        return int(mudaram), ids.shape[1]
+
+
+def frase_ln_f_duas_vezes(mudaram, total):
+    """O veredito do ln_f aplicado duas vezes, pela contagem de ln_f_duas_vezes."""
+    inicio = "Com o ln_f aplicado duas vezes no último estado, "
+    if mudaram:
+        return (inicio + f"o token mais provável mudaria em {mudaram} de {total} posições "
+                f"({pct(mudaram / total, 0)}) nestas frases: por isso a última linha é a "
+                "saída do modelo.")
+    return (inicio + f"nenhuma das {total} posições destas frases mudaria de token mais "
+            "provável (as probabilidades, sim): a última linha é a saída do modelo.")
+
+
 def logit_lens(modelo, ids):
     """Token mais provável (e sua probabilidade) em cada camada e posição: (L+1, T)."""
     p, i = lente(modelo, ids).max(-1)
@@ -542,10 +564,10 @@ def exp_logit_lens(licao):
         ids = tokenizador(texto, return_tensors="pt")["input_ids"]
         p, i = logit_lens(modelo, ids)
         lidos.append((texto, ids, p, i))
-        entrada = [token(tokenizador, t, 7) for t in ids[0]]
+        entrada = [token(tokenizador, t, 7, marca=True) for t in ids[0]]   # 'capit…'
         L = p.shape[0] - 1
-        linhas = [("emb" if c == 0 else str(c), [token(tokenizador, x, 7) for x in i[c]])
-                  for c in range(L + 1)]
+        linhas = [("emb" if c == 0 else str(c),
+                   [token(tokenizador, x, 7, marca=True) for x in i[c]]) for c in range(L + 1)]
         for j, tabela in enumerate(tabelas_lente(f"\"{texto}\"", entrada, linhas,
                                                  largura())):
             if j:  # a parte seguinte da mesma frase, numa tela limpa (aviso curto, inteiro)
@@ -554,6 +576,9 @@ def exp_logit_lens(licao):
             console().print(tabela)
         final = token(tokenizador, i[L, -1], 20, None if frases is LENTE_CARACTERES else " ")
         dizer(frase_da_aposta(texto, final, float(p[L, -1])) + "\n")
+    duas = [ln_f_duas_vezes(modelo, ids) for _, ids, _, _ in lidos]
+    mudaram, total = sum(m for m, _ in duas), sum(t for _, t in duas)
+    dizer(quebrar(frase_ln_f_duas_vezes(mudaram, total)) + "\n")
     if not licao.quer_figuras:
         return
     # Sem layout automático: com centenas de textos ele custaria meio segundo a mais.
@@ -567,8 +592,8 @@ def exp_logit_lens(licao):
         fig.colorbar(imagem, ax=ax, label="probabilidade do token")
         for c in range(L + 1):
             for t in range(p.shape[1]):
-                ax.text(t, c, token(tokenizador, i[c, t], 7, espaco), ha="center",
-                        va="center", fontsize=7, color="white" if p[c, t] < 0.5 else "black")
+                ax.text(t, c, token(tokenizador, i[c, t], 7, espaco, marca="…"), ha="center",
+                        va="center", fontsize=10, color="white" if p[c, t] < 0.5 else "black")
         ax.set_xticks(range(ids.shape[1]), [token(tokenizador, t, 12, espaco) for t in ids[0]])
         ax.set_yticks(range(L + 1), ["emb"] + [str(c) for c in range(1, L + 1)])
         ax.set(ylabel="camada", title=f"logit lens no {licao.modelo_curto}: \"{texto}\"")

@@ -16,7 +16,8 @@ import time
 __all__ = [
     "dizer", "console", "largura", "unicode_ok", "caixa_tabela", "quebrar", "cortar",
     "em_linhas", "escritor", "perguntar", "Progresso", "num", "inteiro", "cientifico",
-    "tamanho", "duracao", "pct", "plural", "limite", "legivel", "token", "cronometrar",
+    "tamanho", "duracao", "pct", "plural", "limite", "legivel", "token", "marca_de_corte",
+    "cronometrar",
     "comando",
 ]
 
@@ -278,12 +279,13 @@ def limite(x: float, teto: float, casas: int = 1) -> str:
 
 
 def legivel(pedaco: str | bytes, limite_: int | None = None, espaco: str | None = None,
-            reticencias_: bool = False) -> str:
+            reticencias_: bool | str = False) -> str:
     """Um pedaço de texto (ou os bytes de um token) legível em qualquer console e numa
     tabela: espaço vira '·' ('_' num console sem Unicode), quebra de linha vira '\\n' e
     tabulação '\\t'. Em bytes, um pedaço que não é UTF-8 válido (meio 'ç') aparece como
     \\xNN; em texto, o caractere de substituição do decode (o mesmo meio 'ç') vira '?'.
-    Com limite_, corta: seco (uma coluna de tabela) ou com '...' (reticencias_=True)."""
+    Com limite_, corta: seco (uma coluna de tabela), com '...' (reticencias_=True) ou com
+    a marca dada (reticencias_='…': 'capital' em 6 vira 'capit…')."""
     if isinstance(pedaco, bytes):
         texto = pedaco.decode("utf-8", errors="backslashreplace")
     else:
@@ -295,13 +297,28 @@ def legivel(pedaco: str | bytes, limite_: int | None = None, espaco: str | None 
         espaco = "·" if unicode_ok() else "_"
     texto = texto.replace(" ", espaco) or "?"
     if limite_ and len(texto) > limite_:
-        texto = texto[:limite_ - 3] + "..." if reticencias_ else texto[:limite_]
+        marca = "..." if reticencias_ is True else (reticencias_ or "")
+        texto = texto[:limite_ - len(marca)] + marca
     return texto
 
 
-def token(tokenizador, i, limite_: int = 12, espaco: str | None = None) -> str:
-    """O token de id i em texto legível (veja legivel): o que uma tabela mostra."""
-    return legivel(tokenizador.decode([int(i)]), limite_, espaco)
+def token(tokenizador, i, limite_: int = 12, espaco: str | None = None,
+          marca: bool | str = False) -> str:
+    """O token de id i em texto legível (veja legivel): o que uma tabela mostra. Com
+    marca=True, um token cortado termina com a marca de corte do console ('capit…'); com
+    marca='…', com essa (numa figura)."""
+    return legivel(tokenizador.decode([int(i)]), limite_, espaco,
+                   marca_de_corte() if marca is True else marca)
+
+
+def marca_de_corte() -> str:
+    """Um caractere que diz "cortado": '…' onde o console o escreve (UTF-8, cp1252),
+    '~' num console ASCII."""
+    try:
+        "…".encode(_codificacao())
+        return "…"
+    except (UnicodeEncodeError, LookupError):
+        return "~"
 
 
 # ---------------------------------------------------------------- tempo

@@ -179,9 +179,12 @@ def test_raiz_de_L_medida():
     diz("O Pre-LN encolhe, mas menos (×0,74); o Post-LN não encolhe (×1,90).")
 
 
-def test_doze_por_cento_marcado_como_gpt2_real():
-    diz("cerca de 12 % das posições (número medido no GPT-2 de verdade, não reproduzível aqui "
-        "sem ele; o script não o imprime)")
+def test_ln_f_duas_vezes_sem_numero_sem_fonte():
+    """Issue 40: a apostila citava "cerca de 12 %" sem fonte; agora cita a frase que o
+    experimento 4 imprime, medida no modelo carregado (test_05_block confere a conta)."""
+    diz("`Com o ln_f aplicado duas vezes no último estado, o token mais provável mudaria em\n"
+        "k de N posições`")
+    assert "12 %" not in TEXTO
 
 
 # ------------------------------------------------------------ respostas dos exercícios
@@ -477,4 +480,4 @@ def test_pre_ln_resiste_a_perturbacao(sementes):
     limiar = math.log(16) - L05.MARGEM
     assert all(abs(r[2][-1] - limiar) > 10 * max(mudancas) for r in pre.values()), mudancas
     diz("Com a inicialização do PyTorch, o treino do Pre-LN quase não amplifica nada: os "
-        "números dele não mudaram nem com uma perturbação de 1e-5.")
+        "números dele não mudam nem com uma perturbação de 1e-5.")

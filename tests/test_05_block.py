@@ -382,6 +382,40 @@ def test_gelu_bate_com_facts():
                           atol=1e-12)
 
 
+def test_ln_f_duas_vezes_medido_no_modelo_carregado(pequeno):
+    """Issue 40: a apostila citava "cerca de 12 %" sem fonte. Agora o experimento 4 conta,
+    no modelo carregado, as posições em que o ln_f aplicado duas vezes mudaria o token mais
+    provável, contra uma conta independente (o LayerNorm à mão sobre o último estado)."""
+    import copy
+
+    modelo, tok = pequeno
+    ids = tok(L05.LENTE[1], return_tensors="pt")["input_ids"]
+    torto = copy.deepcopy(modelo)          # um ln_f longe da identidade: muda tokens
+    gerador = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        ln = torto.transformer.ln_f
+        ln.weight.copy_(torch.randn(ln.weight.shape, generator=gerador) * 3)
+        ln.bias.copy_(torch.randn(ln.bias.shape, generator=gerador))
+    contagens = []
+    for m in (modelo, torto):
+        with torch.no_grad():
+            saida = m(ids, output_hidden_states=True)
+            ln = m.transformer.ln_f
+            h = saida.hidden_states[-1][0].double()                  # (T, C), já normalizado
+            media, var = h.mean(-1, keepdim=True), h.var(-1, unbiased=False, keepdim=True)
+            de_novo = ((h - media) / torch.sqrt(var + ln.eps) * ln.weight.double()
+                       + ln.bias.double())                           # (T, C)
+            logits = de_novo @ m.lm_head.weight.double().T           # (T, V)
+        esperado = int((logits.argmax(-1) != saida.logits[0].argmax(-1)).sum())
+        assert L05.ln_f_duas_vezes(m, ids) == (esperado, ids.shape[1])
+        contagens.append(esperado)
+    assert contagens[1] > 0, contagens
+    assert L05.frase_ln_f_duas_vezes(3, 25).startswith(
+        "Com o ln_f aplicado duas vezes no último estado, o token mais provável mudaria em 3 "
+        "de 25 posições (12 %)")
+    assert "nenhuma das 25 posições" in L05.frase_ln_f_duas_vezes(0, 25)
+
+
 # ------------------------------------------------------------ de ponta a ponta
 def _linhas_largas(texto, limite=80):
     return [linha for linha in texto.splitlines() if len(linha) > limite]
@@ -405,7 +439,7 @@ def test_logit_lens_mostra_os_tokens_inteiros(pequeno, gpt2_pequeno, colunas):
         celulas = [linha.replace("|", " ").split() for linha in regiao.splitlines()]
         for c in range(i.shape[0]):
             rotulo = "emb" if c == 0 else str(c)
-            esperado = "".join(console.token(tok, x, 7, espaco="_") for x in i[c])
+            esperado = "".join(console.token(tok, x, 7, espaco="_", marca=True) for x in i[c])
             esperado = esperado.encode("cp1252", "replace").decode("cp1252")
             achado = "".join("".join(cs[1:]) for cs in celulas if cs[:1] == [rotulo]
                              and len(cs) > 1)

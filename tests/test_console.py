@@ -64,3 +64,17 @@ def test_duracao_e_comando():
     assert comando("07_generation.py", "--modelo", "meu gpt").splitlines() == [
         '  .venv\\Scripts\\python.exe lab\\07_generation.py --modelo "meu gpt"',
         '  .venv/bin/python lab/07_generation.py --modelo "meu gpt"']
+
+
+def test_corte_com_marca(monkeypatch):
+    """Issue 40: um token cortado na lente da 05 mostra que foi cortado ('·capit…', não
+    '·capita', que parece palavra); num console ASCII, a marca é '~'. Sem marca, o corte
+    seco de sempre."""
+    assert console.legivel(" capital", 7, "·", reticencias_="…") == "·capit…"
+    assert console.legivel(" capital", 7, "·") == "·capita"
+    assert console.legivel(" capital", 8, "·", reticencias_="…") == "·capital"
+    assert console.legivel(" YouTube", 7, "·", reticencias_=True) == "·You..."
+    monkeypatch.setattr(console, "_codificacao", lambda: "cp1252")
+    assert console.marca_de_corte() == "…"
+    monkeypatch.setattr(console, "_codificacao", lambda: "ascii")
+    assert console.marca_de_corte() == "~"

@@ -151,7 +151,7 @@ def test_apontar_tab_e_a_outra_frase_no_navegador_e_a_tabela_da_licao(pagina, na
             rotulo = "emb" if c == 0 else str(c)
             impresso = "".join("".join(cs[1:]) for cs in celulas if cs[:1] == [rotulo]
                                and len(cs) > 1)
-            daqui = "".join(token(tok, cel[0][0], 7, "_") for cel in linha)
+            daqui = "".join(token(tok, cel[0][0], 7, "_", marca=True) for cel in linha)
             assert impresso == daqui.encode("cp1252", "replace").decode("cp1252"), (f, c)
         frase = "Depois de \"" + " ".join(regioes[f + 1].split("\n\n")[0].split())
         assert nav.campos()["aposta"] == frase
