@@ -463,8 +463,8 @@ def test_post_ln_sem_aquecimento_em_qualquer_cpu(semente):
         assert all(f < L.APRENDEU / 2 for f in finais), finais
     texto = " ".join(TEXTO.split())
     assert "na semente 6 a perda cai de 2,8 para algo entre 1 e 2; na 11, ele aprende" in texto
-    assert "nas sementes que a apostila e os testes usam (0, 1, 2, 6 e 11), o veredito ficou " \
-        "longe dos limiares e não mudou" in texto
+    assert "nas sementes que a apostila e os testes usam (0, 1, 2, 6 e 11), o veredito fica " \
+        "longe dos limiares e não muda" in texto
 
 
 def test_semente_10_perto_do_limiar():
