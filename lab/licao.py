@@ -75,6 +75,8 @@ class Licao:
         self._modelo = self._erro_modelo = None
         self._verificacoes_falhas = []
         self._atual = ("", "")
+        self._pausado = 0.0         # segundos à espera de Enter no experimento atual
+        self._tipo_da_falha = {}    # k: "conferência", "linha" (arquivo e linha) ou "erro"
 
     @classmethod
     def da_docstring(cls, doc: str, **kwargs) -> "Licao":
@@ -213,7 +215,7 @@ class Licao:
             dizer("=" * min(len(cabecalho), largura()))
             self._atual = (f"{k}/{n}", cabecalho)
             semear(self.args.semente)
-            inicio = time.perf_counter()
+            inicio, self._pausado = time.perf_counter(), 0.0
             self._verificacoes_falhas = []
             for lista in (self.pulados, self.falhos):  # uma repetição não conta duas vezes
                 lista[:] = [item for item in lista if item[0] != k]
@@ -228,13 +230,15 @@ class Licao:
                 raise
             except VerificacaoFalhou as motivo:
                 dizer(quebrar(f"FALHOU a autoverificação: {motivo}"))
+                self._tipo_da_falha[k] = "conferência"
                 self.falhos.append((k, titulo, str(motivo)))
             except ExperimentoPulado as motivo:
                 anterior = next((j for j, _t, m in self.pulados if m == str(motivo)), None)
                 if anterior is None:
                     dizer(quebrar(f"PULADO: {motivo}"))
                 else:  # a mesma explicação, dita uma vez só
-                    dizer(quebrar(f"PULADO: {str(motivo).splitlines()[0]} (veja o "
+                    artigo = "a" if self.rotulo.endswith("ção") else "o"   # a verificação
+                    dizer(quebrar(f"PULADO: {str(motivo).splitlines()[0]} (veja {artigo} "
                                   f"{self.rotulo.lower()} {anterior}, acima)"))
                 self.pulados.append((k, titulo, str(motivo)))
             except Exception as erro:  # noqa: BLE001 - o erro do aluno, com arquivo e linha
@@ -242,10 +246,11 @@ class Licao:
                     raise
                 texto, onde = erro_legivel(erro)
                 dizer(texto)
+                self._tipo_da_falha[k] = "linha" if onde else "erro"
                 self.falhos.append((k, titulo, f"{type(erro).__name__}: {erro}"
                                     + (f" ({onde})" if onde else "")))
-            else:
-                dizer(f"({num(time.perf_counter() - inicio, 1)} s)")
+            else:  # o tempo do experimento, sem o de quem leu a tela numa pausa
+                dizer(f"({num(time.perf_counter() - inicio - self._pausado, 1)} s)")
             return
 
     def pausa(self, a_seguir: str) -> None:
@@ -259,7 +264,10 @@ class Licao:
         if not pausas.interativa(self.args):
             return
         numero, cabecalho = self._atual
-        if pausas.perguntar_pausa(f"{numero}, a seguir: {a_seguir}"):
+        espera = time.perf_counter()
+        repetir = pausas.perguntar_pausa(f"{numero}, a seguir: {a_seguir}")
+        self._pausado += time.perf_counter() - espera
+        if repetir:
             pausas.limpar_tela()
             raise pausas.Repetir
         pausas.limpar_tela()
@@ -297,8 +305,7 @@ class Licao:
                     dizer(quebrar(motivo.split("\n")[0], recuo=4))
                     ditos.add(motivo)
         if self.falhos:
-            dizer(quebrar("Corrija o que falhou (a mensagem acima diz o arquivo e a linha) "
-                          "e rode de novo."))
+            dizer(quebrar(f"Corrija o que falhou ({self._onde_ler()}) e rode de novo."))
             return 1
         script, apostila, escrevendo = proxima_licao(self.numero)
         if script:
@@ -306,6 +313,19 @@ class Licao:
         if escrevendo:
             dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
         return 1 if self.pulados else 0
+
+    def _onde_ler(self) -> str:
+        """O que a mensagem acima de uma falha diz: o arquivo e a linha (um erro no código)
+        ou o que não bateu (uma autoverificação, que não tem linha a apontar)."""
+        tipos = {self._tipo_da_falha.get(k, "erro") for k, _t, _m in self.falhos}
+        if tipos == {"conferência"}:
+            return "a conferência acima diz o que não bateu"
+        if tipos == {"linha"}:
+            return "a mensagem acima diz o arquivo e a linha"
+        if "conferência" in tipos:
+            return "acima: o que não bateu em cada conferência e onde foi cada erro"
+        return "a mensagem acima diz o que deu errado" + (
+            ", e onde" if "linha" in tipos else "")
 
 # ---------------------------------------------------------------- a lição seguinte
 def proxima_licao(numero: str, pasta: Path | None = None):

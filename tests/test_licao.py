@@ -118,6 +118,61 @@ def test_pulado_pelo_mesmo_motivo_diz_uma_vez(capsys):
     assert "1 de 3 experimentos rodou." in saida and "Próximo passo" in saida
 
 
+def test_resumo_de_falha_diz_o_que_a_mensagem_acima_traz(capsys):
+    """Issue 40: o resumo mandava ler "o arquivo e a linha" também depois de uma
+    autoverificação, cuja mensagem não tem linha. Agora ele diz o que a mensagem traz."""
+    def rodar(funcoes):
+        li = licao.Licao("99", "teste", [f"e{k}" for k in funcoes])
+        li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+        assert li.rodar(funcoes) == 1
+        return capsys.readouterr().out.split("Resumo", 1)[1]
+
+    def nao_bate(li):
+        li.verificar(False, "BPE à mão = tokenizador")
+
+    def quebra(_):
+        raise RuntimeError("algo deu errado")
+
+    conferencia = rodar({1: nao_bate})
+    assert "a conferência acima diz o que não bateu" in " ".join(conferencia.split())
+    assert "arquivo e a linha" not in conferencia
+    erro = rodar({1: quebra})
+    assert "a mensagem acima diz o arquivo e a linha" in " ".join(erro.split())
+    assert "test_licao.py:" in erro                     # e diz mesmo
+    ambos = " ".join(rodar({1: nao_bate, 2: quebra}).split())
+    assert "o que não bateu em cada conferência e onde foi cada erro" in ambos
+
+
+def test_pulado_na_verificacao_concorda_em_genero(capsys):
+    """Issue 40: a lição 00 dizia "(veja o verificação 3, acima)"."""
+    li = licao.Licao("00", "teste", ["um", "dois"], rotulo="Verificação")
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+
+    def sem_rede(_):
+        raise licao.ExperimentoPulado("sem internet.")
+
+    li.rodar({1: sem_rede, 2: sem_rede})
+    assert "PULADO: sem internet. (veja a verificação 1, acima)" in capsys.readouterr().out
+
+
+def test_tempo_impresso_nao_conta_a_pausa(capsys, monkeypatch):
+    """Issue 40: com --pausa, o tempo impresso somava o tempo de leitura do professor. O
+    experimento espera 0,6 s numa pausa e trabalha quase nada: imprime (0,0 s)."""
+    import time
+
+    import pausas
+
+    monkeypatch.setattr(pausas, "interativa", lambda _args: True)
+    monkeypatch.setattr(pausas, "perguntar_pausa", lambda _t: time.sleep(0.6) or False)
+    monkeypatch.setattr(pausas, "limpar_tela", lambda: None)
+    li = licao.Licao("99", "teste", ["com pausa"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args(["--pausa"])
+    inicio = time.perf_counter()
+    assert li.rodar({1: lambda li: li.pausa("a tabela")}) == 0
+    assert time.perf_counter() - inicio >= 0.6                # a pausa aconteceu
+    assert "(0,0 s)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("rotulo, quantos, rodam, esperado", [
     ("Experimento", 1, 0, "Nenhum experimento rodou."),
     ("Experimento", 3, 0, "Nenhum dos 3 experimentos rodou."),
