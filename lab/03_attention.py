@@ -160,7 +160,7 @@ def exp_a_mao(licao):
     dizer(f"\ny[{TOKENS4[i]}] = {termos}")
     dizer("Cada saída é uma média de V com os pesos da sua linha de A.")
     y_funcao, _ = atencao(Q, K, V)
-    ok = licao.verificar(torch.equal(Y, y_funcao), "a mão = atencao()")
+    ok = licao.verificar(torch.equal(Y, y_funcao), "à mão = atencao()")
     dizer(f"À mão = atencao(Q, K, V) do script? {'sim, bit a bit' if ok else 'NÃO'}.")
 
 

@@ -140,8 +140,9 @@ def exp_formas(licao):
     licao.verificar(d_boa < 1e-5, "a certa = cabeça a cabeça")
     licao.verificar(vaza_boa == 0, "a certa não deixa o futuro vazar")
     licao.verificar(d_ruim > 1e-3, "a comparação pega a errada")
+    certa = limite(d_boa, 1e-5) if d_boa < 1e-5 else num(d_boa, 3)   # errada no mesmo formato
     dizer(f"  1. max |diferença| contra cabeça a cabeça (fatiar e concatenar, sem reshape):\n"
-          f"     certa: {limite(d_boa, 1e-5, 2)}; errada: {num(d_ruim, 3)}")
+          f"     certa: {certa}; errada: {num(d_ruim, 3)}")
     dizer(f"  2. muda o último token: quanto mudam as posições anteriores?\n"
           f"     certa: {'0' if vaza_boa == 0 else num(vaza_boa, 3)}; "
           f"errada: {'0' if vaza_ruim == 0 else num(vaza_ruim, 3)}")

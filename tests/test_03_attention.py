@@ -296,7 +296,7 @@ def test_resposta_2_sem_a_escala(tmp_path):
     codigo, saida = r.returncode, r.saida
     assert codigo == 1
     assert "À mão = atencao(Q, K, V) do script? NÃO." in saida
-    assert "FALHOU a autoverificação: não confere: a mão = atencao()" in saida
+    assert "FALHOU a autoverificação: não confere: à mão = atencao()" in saida
     original = rodar_script("03_attention.py", "--so", "1", "--sem-figuras").stdout.decode(
         "cp1252", "replace")
     fim = "\nÀ mão = atencao"                          # as tabelas de antes não mudam
