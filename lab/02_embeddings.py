@@ -94,6 +94,7 @@ import figuras
 from console import (cientifico, cronometrar, dizer, em_linhas, inteiro, num, pct, plural,
                      quebrar, tamanho, token)
 from licao import ExperimentoPulado, importar_licao
+from caminhos import curto
 from pesos_gpt2 import contar  # a matriz amarrada conta uma vez
 
 L01 = importar_licao("01_tokens")  # codificar: '<|endoftext|>' digitado é texto, como na 01
@@ -376,7 +377,7 @@ def exp_parametros(licao):
 
     try:
         modelo, _ = licao.gpt2()
-        origem = f"do modelo carregado ({licao.args.modelo})"
+        origem = f"do modelo carregado ({curto(licao.args.modelo)})"
         config = modelo.config
         total = contar(modelo)
     except ExperimentoPulado as motivo:
@@ -385,7 +386,7 @@ def exp_parametros(licao):
         config = GPT2Config()
         total, _ = parametros_pelas_pecas(config)
     V, d, P = config.vocab_size, config.n_embd, config.n_positions
-    dizer(f"Contagem {origem}:\n")
+    dizer(quebrar(f"Contagem {origem}:") + "\n")   # uma pasta longa quebra a linha
     dizer(f"  wte  {V} x {d} {inteiro(V * d):>14}  {pct(V * d / total):>7} do modelo")
     dizer(f"  wpe  {P} x {d} {inteiro(P * d):>14}  {pct(P * d / total):>7}")
     dizer(f"  modelo inteiro {inteiro(total):>16}")

@@ -151,3 +151,22 @@ def test_resultados_publicados_com_referencia():
         diz(referencia)
     diz("Guarde o resultado para a lição 05: lá você vai medir")   # a 05 vem depois
     assert "lá, a posição 0 do fluxo residual" not in BRUTO
+
+
+def test_resposta_analogias_carrega_o_modelo(tmp_path, pasta):
+    """Issue 40: o exercício 3 não dizia como carregar `modelo, tok`. O enunciado dá as duas
+    linhas, e o código da resposta, salvo como lab/analogia.py e rodado como ela manda (com
+    LAB_MODELO, como as lições), roda e imprime os 8 tokens mais próximos."""
+    diz('`from carregar_gpt2 import carregar_gpt2` e `modelo, tok = carregar_gpt2("gpt2")`')
+    trecho = BRUTO[BRUTO.index("**3. Analogias.** Um jeito de fazer"):]
+    codigo = re.search(r"```python\n(.*?)\n```", trecho, re.S).group(1)
+    assert 'carregar_gpt2(os.environ.get("LAB_MODELO") or "gpt2")' in codigo
+    lab = lab_copiado(tmp_path)
+    (lab / "analogia.py").write_text(codigo, encoding="utf-8")
+    r = rodar_copia(lab / "analogia.py", cwd=tmp_path,
+                    env={"LAB_MODELO": str(pasta), "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 0, r.saida + r.erros
+    import ast
+
+    lista = ast.literal_eval(r.saida.strip().splitlines()[-1])
+    assert isinstance(lista, list) and len(lista) == 8, lista

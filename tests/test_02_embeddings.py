@@ -4,6 +4,7 @@ do transformers num GPT-2 pequeno com o tokenizador real (vocabulário de 50.257
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import unicodedata
 
 import numpy as np
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 
 import console
 from carregar_gpt2 import carregar_gpt2
-from conftest import modelo_compartilhado, pasta_da_sessao, rodar_script
+from conftest import RAIZ, modelo_compartilhado, pasta_da_sessao, rodar_script
 from gpt2_real import construir_gpt2_real, tokenizador_real
 from licao import importar_licao
 
@@ -151,6 +152,21 @@ def test_licao_inteira(saida, pasta):
               if str(pasta) not in linha and str(saida.figuras) not in linha
               and sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in linha) > 80]
     assert not largas, largas
+
+
+def test_pasta_longa_cabe_em_80_colunas(pasta, tmp_path):
+    """Issue 40: com uma pasta de modelo longa (o conselho do README para a sala sem
+    internet), o experimento 6 imprimia uma linha de 103 colunas. Agora a linha quebra
+    (como na 05), e uma pasta dentro da pasta atual aparece curta, a partir dela."""
+    longa = tmp_path / "Meus Documentos da Maria" / "Laboratório do Transformer" / "gpt2-local"
+    longa.parent.mkdir(parents=True)
+    longa.symlink_to(pasta, target_is_directory=True)
+    r = rodar_script("02_embeddings.py", "--so", "6", "--modelo", str(longa))
+    assert r.returncode == 0, r.saida + r.erros
+    assert len(f"Contagem do modelo carregado ({longa}):") > 80
+    assert not [linha for linha in r.saida.splitlines() if len(linha) > 80], r.saida
+    assert "gpt2-local):" in r.saida and "modelo inteiro" in r.saida
+    assert L02.curto(RAIZ / "modelos" / "gpt2-local") == str(Path("modelos") / "gpt2-local")
 
 
 def test_parametros_batem_com_facts(tmp_path):
