@@ -9,9 +9,12 @@
 # nas configurações do computador.
 #
 # O que o script faz:
-#   1. procura um Python 3.10 ou mais novo: primeiro "py -3" (o inicializador do python.org),
-#      depois "python", depois "python3" (ignora o atalho da Microsoft Store, que não é Python);
-#   2. cria a pasta .venv (ou reaproveita a que já existe; se estiver quebrada, recria);
+#   1. procura um Python da faixa do lab (a linha "# Pythons do lab" de requirements.txt):
+#      o que o inicializador "py" tem (py -0p; py -3.16 ... py -3.10), depois "python" e
+#      "python3" (ignora o atalho da Microsoft Store, que não é Python); usa o mais novo da
+#      faixa e diz por que pulou os outros; sem nenhum, para antes do pip e diz qual instalar;
+#   2. cria a pasta .venv (ou reaproveita a que já existe; se estiver quebrada, ou se foi feita
+#      com um Python fora da faixa, recria);
 #   3. atualiza o pip e instala requirements.txt com
 #      .venv\Scripts\python.exe -m pip install -r requirements.txt
 # Pode rodar quantas vezes quiser. No fim ele mostra o próximo comando:
@@ -129,97 +132,197 @@ if (-not (Test-Path -LiteralPath 'requirements.txt' -PathType Leaf)) {
 
 # ------------------------------------------------------------------ 1. Python
 
-Passo 'Procurando Python 3.10 ou mais novo'
+# A faixa de Pythons do lab mora numa linha só de requirements.txt ("# Pythons do lab: 3.11 a
+# 3.14"): a faixa em que todo pacote fixado tem versão (tests/test_pythons.py confere).
+$linhaFaixa = Select-String -LiteralPath 'requirements.txt' -Pattern '^# Pythons do lab: 3\.(\d+) a 3\.(\d+)' |
+    Select-Object -First 1
+if ($null -eq $linhaFaixa) {
+    Falhar 'requirements.txt não diz a faixa de Pythons do lab.' @(
+        "Falta a linha '# Pythons do lab: 3.X a 3.Y': baixe de novo o laboratório."
+    )
+}
+$Min = [int]$linhaFaixa.Matches[0].Groups[1].Value
+$Max = [int]$linhaFaixa.Matches[0].Groups[2].Value
+$linhaTorch = Select-String -LiteralPath 'requirements.txt' -Pattern '^\s*torch\s*==\s*([^\s#]+)' |
+    Select-Object -First 1
+$TorchFixo = 'do lab'
+if ($null -ne $linhaTorch) {
+    $TorchFixo = $linhaTorch.Matches[0].Groups[1].Value
+}
+$PaginaPython = "https://www.python.org/downloads/latest/python3.$Max/"
+# Notebook com processador ARM (Snapdragon): o PyTorch não tem versão para o Windows ARM, mas o
+# Python x64 roda nele, sob a emulação do Windows.
+$MaquinaArm = ($env:PROCESSOR_ARCHITECTURE -eq 'ARM64') -or ($env:PROCESSOR_ARCHITEW6432 -eq 'ARM64')
 
-# Imprime "3 12 64": versão e bits. Só aspas simples dentro do código Python: o PowerShell 5.1
-# estraga aspas duplas em argumentos de programas externos.
-$codigoSonda = 'import struct, sys; print(sys.version_info[0], sys.version_info[1], struct.calcsize(''P'') * 8)'
+Passo "Procurando um Python de 3.$Min a 3.$Max (a faixa do lab)"
 
-$candidatos = @(
-    @{ Nome = 'py -3';   Programa = 'py';      Extra = @('-3') },
-    @{ Nome = 'python';  Programa = 'python';  Extra = @() },
-    @{ Nome = 'python3'; Programa = 'python3'; Extra = @() }
-)
+# Imprime "3 12 64 AMD64": versão, bits e processador. Só aspas simples dentro do código Python:
+# o PowerShell 5.1 estraga aspas duplas em argumentos de programas externos.
+$codigoSonda = 'import platform, struct, sys; print(sys.version_info[0], sys.version_info[1], struct.calcsize(''P'') * 8, platform.machine() or ''?'')'
 
-# O Python escolhido: o comando (caminho achado pelo PowerShell) e seus argumentos fixos ("-3"
+# Por que um Python fica de fora (vazio: serve).
+function Get-PorQueNao([int]$Maior, [int]$Menor, [int]$Bits, [string]$Maquina) {
+    if ($Maior -ne 3 -or $Menor -lt $Min) {
+        return "antigo demais: os pacotes do lab pedem o 3.$Min ou mais novo"
+    }
+    if ($Menor -gt $Max) {
+        return "novo demais: o PyTorch $TorchFixo ainda não tem versão para ele"
+    }
+    if ($Bits -ne 64) {
+        return "de $Bits bits: o PyTorch exige 64 bits"
+    }
+    if ($Maquina -eq 'ARM64') {
+        return 'para ARM64: o PyTorch não tem versão para o Windows ARM (use o Python x64)'
+    }
+    return ''
+}
+
+# Os candidatos, na ordem: o que o inicializador "py" diz ter (py -0p), depois "py -3.X" de
+# 3.(Max+2) a 3.(Min-1) (o mesmo Python aparece uma vez só), depois "python" e "python3".
+$candidatos = New-Object System.Collections.Generic.List[object]
+$py = Get-Command 'py' -CommandType Application -ErrorAction SilentlyContinue | Select-Object -First 1
+if ($null -ne $py) {
+    $lista = Get-SaidaNativa $py.Path @('-0p')
+    foreach ($linha in $lista.Linhas) {
+        # "-V:3.13 *   C:\...\python.exe" (inicializador novo) ou "-3.13-64   C:\..." (antigo);
+        # as outras marcas (3.14t, sem GIL; Anaconda...) ficam de fora.
+        if ($linha -match '^-V:(3\.\d+(-32|-64|-arm64)?)\s') {
+            $candidatos.Add(@{ Nome = "py -V:$($Matches[1])"; Programa = $py.Path; Extra = @("-V:$($Matches[1])"); Lancador = $true })
+        } elseif ($linha -match '^-(3\.\d+(-32|-64)?)\s') {
+            $candidatos.Add(@{ Nome = "py -$($Matches[1])"; Programa = $py.Path; Extra = @("-$($Matches[1])"); Lancador = $true })
+        }
+    }
+    for ($m = $Max + 2; $m -ge $Min - 1; $m--) {
+        $candidatos.Add(@{ Nome = "py -3.$m"; Programa = $py.Path; Extra = @("-3.$m"); Lancador = $true })
+    }
+}
+foreach ($nome in @('python', 'python3')) {
+    $cmd = Get-Command $nome -CommandType Application -ErrorAction SilentlyContinue | Select-Object -First 1
+    if ($null -ne $cmd) {
+        $candidatos.Add(@{ Nome = $nome; Programa = $cmd.Path; Extra = @(); Lancador = $false })
+    }
+}
+
+# O Python escolhido: o comando (caminho achado pelo PowerShell) e seus argumentos fixos ("-3.13"
 # no caso do py). Não usamos sys.executable: com acentos no caminho (C:\Users\João\...), o
 # texto impresso pelo Python chegaria ao PowerShell em outra codificação.
 $PyExe = $null
 $PyExtra = @()
-$PyVersao = $null
-$vistos = New-Object System.Collections.Generic.List[string]
+$PyNomeCurto = $null
+$PyMenor = -1
+$vistos = @{}
+$fora = New-Object System.Collections.Generic.List[string]
 
 foreach ($cand in $candidatos) {
-    $cmd = Get-Command $cand.Programa -CommandType Application -ErrorAction SilentlyContinue |
-        Select-Object -First 1
-    if ($null -eq $cmd) {
-        continue
-    }
-    $r = Get-SaidaNativa $cmd.Path (@($cand.Extra) + @('-c', $codigoSonda))
-    $ok = ($r.Codigo -eq 0) -and ($r.Linhas.Count -ge 1) -and ($r.Linhas[0] -match '^(\d+) (\d+) (\d+)$')
+    $r = Get-SaidaNativa $cand.Programa (@($cand.Extra) + @('-c', $codigoSonda))
+    $ok = ($r.Codigo -eq 0) -and ($r.Linhas.Count -ge 1) -and ($r.Linhas[0] -match '^(\d+) (\d+) (\d+) (\S+)$')
     if (-not $ok) {
+        if ($cand.Lancador) {
+            continue  # "py -3.15" sem o 3.15 instalado: o inicializador só diz que não tem
+        }
         # O atalho da Microsoft Store ("python" que abre a loja) não imprime nada e sai com 9009.
-        if ($cmd.Path -like '*\Microsoft\WindowsApps\*') {
-            $vistos.Add("$($cand.Nome) (atalho da Microsoft Store, não é um Python instalado)")
+        if ($cand.Programa -like '*\Microsoft\WindowsApps\*') {
+            $fora.Add("$($cand.Nome) (atalho da Microsoft Store, não é um Python instalado)")
         } else {
-            $vistos.Add("$($cand.Nome) (não respondeu; código $($r.Codigo))")
+            $fora.Add("$($cand.Nome) (não respondeu como um Python; código $($r.Codigo))")
         }
         continue
     }
     $maior = [int]$Matches[1]
     $menor = [int]$Matches[2]
     $bits = [int]$Matches[3]
-    if ($maior -lt 3 -or ($maior -eq 3 -and $menor -lt 10)) {
-        $vistos.Add("$($cand.Nome) (Python $maior.$menor, antigo demais)")
-        continue
+    $maquina = $Matches[4]
+    $chave = "$maior.$menor-$bits-$maquina"
+    if ($vistos.ContainsKey($chave)) {
+        continue  # o mesmo Python por outro nome
     }
-    if ($bits -ne 64) {
-        $vistos.Add("$($cand.Nome) (Python $maior.$menor de $bits bits; o PyTorch exige 64 bits)")
-        continue
+    $vistos[$chave] = $true
+    $motivo = Get-PorQueNao $maior $menor $bits $maquina
+    if ($motivo -ne '') {
+        $fora.Add("$($cand.Nome) (Python $maior.$menor): $motivo")
+    } elseif ($menor -gt $PyMenor) {
+        if ($null -ne $PyExe) {
+            $fora.Add("$PyNomeCurto (Python 3.$PyMenor): serve, mas há um mais novo na faixa")
+        }
+        $PyExe = $cand.Programa
+        $PyExtra = @($cand.Extra)
+        $PyNomeCurto = $cand.Nome
+        $PyMenor = $menor
+    } else {
+        $fora.Add("$($cand.Nome) (Python $maior.$menor): serve, mas há um mais novo na faixa")
     }
-    $PyExe = $cmd.Path
-    $PyExtra = @($cand.Extra)
-    $PyVersao = "$maior.$menor"
-    break
 }
 
+foreach ($linha in $fora) {
+    Write-Host "  pulei $linha"
+}
 if ($null -eq $PyExe) {
-    $achados = 'nenhum Python encontrado'
-    if ($vistos.Count -gt 0) {
-        $achados = 'encontrei só: ' + ($vistos -join '; ')
+    $achados = 'não achei nenhum Python'
+    if ($fora.Count -gt 0) {
+        $achados = 'nenhum dos Pythons acima serve'
     }
-    Falhar "este laboratório precisa de Python 3.10 ou mais novo, 64 bits ($achados)." @(
-        'Baixe o Python em https://www.python.org/downloads/ ("Windows installer (64-bit)").',
-        'Na primeira tela do instalador, marque a caixa "Add python.exe to PATH".',
+    $dicas = @(
+        "Instale o Python 3.$Max (ele fica ao lado dos outros; não precisa desinstalar nada):",
+        "  $PaginaPython",
+        '  ("Windows installer (64-bit)"). Na primeira tela do instalador, marque a caixa',
+        '  "Add python.exe to PATH".'
+    )
+    if ($MaquinaArm) {
+        $dicas += @(
+            'Este computador tem processador ARM: baixe o instalador de 64 bits para x64',
+            '("Windows installer (64-bit)", não o "ARM64"). O PyTorch não tem versão para o',
+            'Windows ARM; o Python x64 roda sob a emulação do Windows.'
+        )
+    }
+    $dicas += @(
         'Depois FECHE esta janela, abra uma janela nova do PowerShell na pasta do laboratório',
         "e rode de novo:  $ComandoDeNovo"
     )
+    Falhar "este laboratório precisa de um Python de 3.$Min a 3.$Max, 64 bits ($achados)." $dicas
 }
 $PyNome = (@($PyExe) + $PyExtra) -join ' '
-Write-Host "Usando Python $PyVersao ($PyNome)"
+$PyVersao = "3.$PyMenor"
+Write-Host "Usando o Python $PyVersao ($PyNomeCurto), o mais novo da faixa 3.$Min a 3.$Max que achei."
 
 # ------------------------------------------------------------------ 2. .venv
 
 $VenvPy = Join-Path (Get-Location).Path '.venv\Scripts\python.exe'
 
-function Test-Venv {
+# 0: a .venv funciona (Python com pip) e o Python dela está na faixa; 1: quebrada; 2: fora da faixa.
+function Get-EstadoVenv {
     if (-not (Test-Path -LiteralPath $VenvPy -PathType Leaf)) {
-        return $false
+        return 1
     }
-    $r = Get-SaidaNativa $VenvPy @('-c', 'import sys, pip; sys.exit(0 if sys.version_info >= (3, 10) else 1)')
-    return ($r.Codigo -eq 0)
+    $r = Get-SaidaNativa $VenvPy @('-c', "import sys, pip; sys.exit(0 if (3, $Min) <= sys.version_info[:2] <= (3, $Max) else 2)")
+    if ($r.Codigo -eq 0) { return 0 }
+    if ($r.Codigo -eq 2) { return 2 }
+    return 1
+}
+
+function Test-Venv {
+    return ((Get-EstadoVenv) -eq 0)
 }
 
 $venvNova = $false
-if (Test-Venv) {
+$estadoVenv = Get-EstadoVenv
+if ($estadoVenv -eq 0) {
     Passo 'Reaproveitando a .venv que já existe'
 } else {
     if (Test-Path -LiteralPath '.venv') {
-        Passo 'A pasta .venv existe mas está quebrada (sem Python ou sem pip que funcionem): vou recriá-la'
+        if ($estadoVenv -eq 2) {
+            $velho = Get-SaidaNativa $VenvPy @('-c', 'import sys; print(sys.version_info[0], sys.version_info[1])')
+            $versaoVelha = '?'
+            if ($velho.Linhas.Count -ge 1) {
+                $versaoVelha = $velho.Linhas[0] -replace ' ', '.'
+            }
+            Passo "A .venv que existe foi criada com o Python $versaoVelha, fora da faixa 3.$Min a 3.$($Max): vou recriá-la com o $PyVersao"
+        } else {
+            Passo 'A pasta .venv existe mas está quebrada (sem Python ou sem pip que funcionem): vou recriá-la'
+        }
         try {
             Remove-Item -LiteralPath '.venv' -Recurse -Force
         } catch {
-            Falhar 'não consegui apagar a pasta .venv quebrada.' @(
+            Falhar 'não consegui apagar a pasta .venv.' @(
                 "Motivo: $_",
                 'Feche os programas que possam estar usando a pasta (VS Code, Jupyter, outro terminal)',
                 "e rode de novo:  $ComandoDeNovo"

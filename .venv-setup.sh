@@ -14,11 +14,14 @@ URL_TORCH_CPU="https://download.pytorch.org/whl/cpu"
 
 ajuda() {
     cat <<'FIM'
-Uso: bash .venv-setup.sh [--cpu] [--help]
+Uso: bash .venv-setup.sh [--cpu] [--so-procurar] [--help]
 
 Prepara o ambiente do laboratório:
-  1. procura um Python 3.10 ou mais novo (python3, python, python3.13 ... python3.10);
-  2. cria a pasta .venv (ou reaproveita a que já existe; recria se estiver quebrada);
+  1. procura um Python da faixa do lab (a linha "# Pythons do lab" de requirements.txt):
+     python3.16 ... python3.10, python3, python; usa o mais novo da faixa e diz por que
+     pulou os outros; sem nenhum, para antes do pip e diz qual instalar;
+  2. cria a pasta .venv (ou reaproveita a que já existe; recria se estiver quebrada ou se
+     foi feita com um Python fora da faixa);
   3. instala os pacotes de requirements.txt com .venv/bin/python -m pip.
 
 Opções:
@@ -27,6 +30,9 @@ Opções:
             resto de requirements.txt. Sem esta opção, o pip do Linux baixa a versão com
             CUDA, que ocupa vários GB a mais. No macOS e no Linux ARM a versão normal já é
             só-CPU: a opção é ignorada.
+  --so-procurar
+            Só procura o Python e diz qual usaria e o que faria com a .venv; não cria
+            nem instala nada.
   --help    Mostra esta ajuda.
 
 Sem rede? Atrás de um proxy? Defina o proxy antes de rodar, por exemplo:
@@ -52,9 +58,11 @@ passo() {
 
 # ---------------------------------------------------------------- opções
 CPU=0
+SO_PROCURAR=0
 for arg in "$@"; do
     case "$arg" in
         --cpu) CPU=1 ;;
+        --so-procurar) SO_PROCURAR=1 ;;
         -h|--help|--ajuda) ajuda; exit 0 ;;
         *)
             printf 'Opção desconhecida: %s\n\n' "$arg" >&2
@@ -71,59 +79,133 @@ cd "$(dirname -- "${BASH_SOURCE[0]}")"
     "Rode este script da pasta do laboratório (a que tem README.md e requirements.txt)."
 
 # ---------------------------------------------------------------- 1. Python
+# A faixa de Pythons do lab mora numa linha só de requirements.txt ("# Pythons do lab: 3.11 a
+# 3.14"): a faixa em que todo pacote fixado tem versão (tests/test_pythons.py confere).
+FAIXA="$(sed -n 's/^# Pythons do lab: 3\.\([0-9][0-9]*\) a 3\.\([0-9][0-9]*\).*/\1 \2/p' requirements.txt | head -n 1)"
+read -r MIN MAX <<<"$FAIXA" || true
+[ -n "${MIN:-}" ] && [ -n "${MAX:-}" ] || falhar "requirements.txt não diz a faixa de Pythons do lab." \
+    "Falta a linha '# Pythons do lab: 3.X a 3.Y': baixe de novo o laboratório."
+TORCH_FIXO="$(sed -n 's/^[[:space:]]*torch[[:space:]]*==[[:space:]]*\([^[:space:]#]*\).*/\1/p' requirements.txt | head -n 1)"
+PAGINA_PYTHON="https://www.python.org/downloads/latest/python3.$MAX/"
+
 # Imprime "3 11 64" (versão e bits) ou nada, se o comando não for um Python utilizável.
 versao_de() {
     "$1" -c 'import struct, sys; print(sys.version_info[0], sys.version_info[1], struct.calcsize("P") * 8)' \
         2>/dev/null </dev/null || true
 }
 
-passo "Procurando Python 3.10 ou mais novo"
-PY=""
-ANTIGOS=()
-for cand in python3 python python3.13 python3.12 python3.11 python3.10; do
-    command -v "$cand" >/dev/null 2>&1 || continue
-    read -r maior menor bits <<<"$(versao_de "$cand")" || true
-    [ -n "${maior:-}" ] || continue
-    if [ "$maior" -eq 3 ] && [ "$menor" -ge 10 ] || [ "$maior" -gt 3 ]; then
-        if [ "$bits" != 64 ]; then
-            ANTIGOS+=("$cand ($maior.$menor, $bits bits: o PyTorch exige 64 bits)")
-            continue
-        fi
-        PY="$(command -v "$cand")"
-        break
+# Por que um Python fica de fora (vazio: serve).
+por_que_nao() {  # maior menor bits
+    if [ "$1" -ne 3 ] || [ "$2" -lt "$MIN" ]; then
+        echo "antigo demais: os pacotes do lab pedem o 3.$MIN ou mais novo"
+    elif [ "$2" -gt "$MAX" ]; then
+        echo "novo demais: o PyTorch ${TORCH_FIXO:-do lab} ainda não tem versão para ele"
+    elif [ "$3" != 64 ]; then
+        echo "de $3 bits: o PyTorch exige 64 bits"
     fi
-    ANTIGOS+=("$cand ($maior.$menor)")
+}
+
+passo "Procurando um Python de 3.$MIN a 3.$MAX (a faixa do lab)"
+candidatos=()
+for ((m = MAX + 2; m >= MIN - 1; m--)); do
+    candidatos+=("python3.$m")
+done
+candidatos+=(python3 python)
+
+PY=""; PY_NOME=""; PY_MENOR=-1
+VISTOS=()          # caminhos reais já olhados (python3 e python3.13 podem ser o mesmo)
+FORA=()            # "python3 (Python 3.15): novo demais..."
+for cand in "${candidatos[@]}"; do
+    caminho="$(command -v "$cand" 2>/dev/null)" || continue
+    real="$(readlink -f -- "$caminho" 2>/dev/null || echo "$caminho")"
+    repetido=0
+    for visto in "${VISTOS[@]+"${VISTOS[@]}"}"; do
+        [ "$visto" = "$real" ] && repetido=1
+    done
+    [ "$repetido" -eq 0 ] || continue
+    VISTOS+=("$real")
+    maior=""; menor=""; bits=""
+    read -r maior menor bits <<<"$(versao_de "$cand")" || true
+    if [ -z "$maior" ] || [ -z "$menor" ] || [ -z "$bits" ]; then
+        FORA+=("$cand: não respondeu como um Python")
+        continue
+    fi
+    motivo="$(por_que_nao "$maior" "$menor" "$bits")"
+    if [ -n "$motivo" ]; then
+        FORA+=("$cand (Python $maior.$menor): $motivo")
+    elif [ "$menor" -gt "$PY_MENOR" ]; then
+        [ -z "$PY" ] || FORA+=("$PY_NOME (Python 3.$PY_MENOR): serve, mas há um mais novo na faixa")
+        PY="$caminho"; PY_NOME="$cand"; PY_MENOR="$menor"
+    elif [ "$menor" -eq "$PY_MENOR" ]; then
+        FORA+=("$cand (Python $maior.$menor): serve, mas já fico com o 3.$menor de $PY_NOME")
+    else
+        FORA+=("$cand (Python $maior.$menor): serve, mas há um mais novo na faixa")
+    fi
 done
 
+for linha in "${FORA[@]+"${FORA[@]}"}"; do
+    echo "  pulei $linha"
+done
 if [ -z "$PY" ]; then
-    encontrados="nenhum Python encontrado"
-    if [ "${#ANTIGOS[@]}" -gt 0 ]; then
-        encontrados="$(printf '%s; ' "${ANTIGOS[@]}")"
-        encontrados="encontrei só: ${encontrados%; }"
-    fi
-    falhar "este laboratório precisa de Python 3.10 ou mais novo ($encontrados)." \
-        "Instale um Python recente:" \
-        "  - Linux (Debian/Ubuntu): sudo apt install python3 python3-venv" \
-        "  - macOS: o instalador de https://www.python.org/downloads/ (ou: brew install python)" \
-        "  - qualquer sistema: https://www.python.org/downloads/" \
+    encontrados="não achei nenhum Python"
+    [ "${#FORA[@]}" -eq 0 ] || encontrados="nenhum dos Pythons acima serve"
+    falhar "este laboratório precisa de um Python de 3.$MIN a 3.$MAX, 64 bits ($encontrados)." \
+        "Instale o Python 3.$MAX (ele fica ao lado dos outros; não precisa desinstalar nada):" \
+        "  - macOS: o instalador de $PAGINA_PYTHON" \
+        "    (ou: brew install python@3.$MAX)" \
+        "  - Linux (Debian/Ubuntu): sudo apt install python3.$MAX python3.$MAX-venv" \
+        "    (se a sua versão do sistema não tiver, use o pyenv ou o uv para instalar o 3.$MAX)" \
         "Depois rode de novo:  bash .venv-setup.sh"
 fi
-echo "Usando $PY (Python $maior.$menor)."
+maior=3; menor="$PY_MENOR"
+echo "Usando o Python 3.$menor ($PY_NOME: $PY), o mais novo da faixa 3.$MIN a 3.$MAX que achei."
 
 # ---------------------------------------------------------------- 2. .venv
 VPY=".venv/bin/python"
 
-venv_ok() {
-    [ -x "$VPY" ] && "$VPY" -c 'import sys, pip; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
+# 0: a .venv funciona (Python com pip) e o Python dela está na faixa; 1: quebrada; 2: fora da faixa.
+estado_da_venv() {
+    [ -x "$VPY" ] || return 1
+    "$VPY" -c "import sys, pip; sys.exit(0 if (3, $MIN) <= sys.version_info[:2] <= (3, $MAX) else 2)" \
         >/dev/null 2>&1 </dev/null
+    case $? in
+        0) return 0 ;;
+        2) return 2 ;;
+        *) return 1 ;;
+    esac
+}
+
+venv_ok() {
+    estado_da_venv
 }
 
 NOVA=0
-if venv_ok; then
+estado=0
+estado_da_venv || estado=$?
+if [ "$SO_PROCURAR" -eq 1 ]; then
+    if [ "$estado" -eq 0 ]; then
+        echo "A .venv que existe serve: seria reaproveitada."
+    elif [ "$estado" -eq 2 ]; then
+        velho="$("$VPY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null </dev/null || echo '?')"
+        echo "A .venv que existe foi criada com o Python $velho, fora da faixa 3.$MIN a 3.$MAX: seria recriada com o 3.$menor."
+    elif [ -e .venv ]; then
+        echo "A pasta .venv existe mas está quebrada: seria recriada com o 3.$menor."
+    else
+        echo "Não há .venv: seria criada com o 3.$menor."
+    fi
+    echo "(--so-procurar: nada foi criado nem instalado.)"
+    exit 0
+fi
+if [ "$estado" -eq 0 ]; then
     passo "Reaproveitando a .venv que já existe"
 else
     if [ -e .venv ]; then
-        passo "A pasta .venv existe mas está quebrada (sem Python ou sem pip que funcionem): vou recriá-la"
+        if [ "$estado" -eq 2 ]; then
+            velho="$("$VPY" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null </dev/null || echo '?')"
+            passo "A .venv que existe foi criada com o Python $velho, fora da faixa 3.$MIN a 3.$MAX: vou recriá-la com o 3.$menor"
+        else
+            passo "A pasta .venv existe mas está quebrada (sem Python ou sem pip que funcionem): vou recriá-la"
+        fi
         rm -rf .venv || falhar "não consegui apagar a pasta .venv." \
             "Feche programas que a estejam usando e rode de novo, ou apague a pasta à mão."
     else
@@ -133,11 +215,11 @@ else
         rm -rf .venv
         falhar "não consegui criar a .venv com $PY -m venv." \
             "No Debian/Ubuntu falta, em geral, o pacote venv:" \
-            "  sudo apt install python3-venv      (ou python3.$menor-venv)" \
+            "  sudo apt install python3.$menor-venv      (ou python3-venv)" \
             "Depois rode de novo:  bash .venv-setup.sh"
     fi
     venv_ok || falhar "a .venv foi criada mas o pip dela não funciona." \
-        "No Debian/Ubuntu: sudo apt install python3-venv  e rode de novo."
+        "No Debian/Ubuntu: sudo apt install python3.$menor-venv  e rode de novo."
     NOVA=1
 fi
 

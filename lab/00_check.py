@@ -7,6 +7,7 @@ do que corrigir (e código de saída 1).
 4. Uma passada de teste pelo GPT-2"""
 import os
 import platform
+import re
 import shutil
 import sys
 import textwrap
@@ -23,8 +24,17 @@ from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
 from console import dizer, inteiro, largura, num, quebrar, tamanho, unicode_ok
 from pesos_gpt2 import contar
 
-PYTHON_MINIMO = (3, 10)
 AVISOS = []  # o que não impede a aula, mas vale saber
+
+
+def faixa_de_pythons() -> tuple[int, int] | None:
+    """(menor, maior) da linha "# Pythons do lab: 3.11 a 3.14" de requirements.txt: os
+    Pythons 3.x em que todo pacote fixado tem versão (os scripts de instalação leem a mesma
+    linha)."""
+    arquivo = RAIZ / "requirements.txt"
+    texto = arquivo.read_text(encoding="utf-8") if arquivo.exists() else ""
+    achado = re.search(r"^# Pythons do lab: 3\.(\d+) a 3\.(\d+)", texto, re.MULTILINE)
+    return (int(achado[1]), int(achado[2])) if achado else None
 
 
 def requisitos() -> dict:
@@ -44,10 +54,20 @@ def requisitos() -> dict:
 def exp_versoes(licao):
     versao = sys.version_info
     dizer(f"  Python        {platform.python_version()} ({sys.executable})")
-    if versao[:2] < PYTHON_MINIMO:
-        raise ExperimentoPulado(
-            f"Python {versao.major}.{versao.minor} é antigo demais; instale o 3.10 ou mais novo "
-            "(python.org) e rode de novo o script de instalação.")
+    faixa = faixa_de_pythons()
+    if faixa:
+        menor, maior = faixa
+        dentro = versao.major == 3 and menor <= versao.minor <= maior
+        dizer(f"  faixa do lab  Python 3.{menor} a 3.{maior}: "
+              f"{'este está nela' if dentro else 'este está FORA dela'}")
+        if not dentro:
+            raise ExperimentoPulado(
+                f"o Python {versao.major}.{versao.minor} está fora da faixa do lab (3.{menor} a "
+                f"3.{maior}): os pacotes fixados não têm versão para ele.\n"
+                f"Instale o Python 3.{maior} (https://www.python.org/downloads/latest/"
+                f"python3.{maior}/; fica ao lado do que você já tem) e rode de novo o script "
+                "de instalação (.venv-setup.ps1 no Windows, .venv-setup.sh no Linux/macOS): "
+                f"ele acha o 3.{maior} sozinho e refaz a .venv.")
     fixadas = requisitos()
     faltando, diferentes = [], []
     for pacote in ("torch", "transformers", "numpy", "matplotlib", "rich", "pytest"):

@@ -2,9 +2,11 @@
 
 Só safetensors, nunca código remoto, só GPT-2 (confere o tipo no config.json e que
 todo peso veio do arquivo). Antes de baixar, confere a memória livre (Linux, Windows e
-macOS, cada um do seu jeito). Sem rede e sem cache, com um download corrompido, uma pasta
-que não é de um GPT-2 ou um nome desconhecido: ModeloIndisponivel, com uma mensagem em
-português que diz o que fazer.
+macOS, cada um do seu jeito) e passa a confiar nos certificados do sistema (truststore: a
+rede da escola que inspeciona o HTTPS com um certificado que o Windows já aceita). Sem rede
+e sem cache, com um certificado recusado, um download corrompido, uma pasta que não é de um
+GPT-2 ou um nome desconhecido: ModeloIndisponivel, com uma mensagem em português que diz o
+que fazer.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import time
 from pathlib import Path
 
 from console import dizer, num, quebrar, tamanho
+from rede import (certificado_do_hub_recusado, certificado_recusado, como_resolver_certificado,
+                  confiar_nos_certificados_do_sistema, rede_disponivel)
 
 __all__ = ["carregar_gpt2", "carregar_tokenizador", "ModeloIndisponivel", "TAMANHOS_GPT2",
            "PARAMETROS_GPT2", "PREFIXO_HUB", "estimar_memoria", "memoria_disponivel",
@@ -240,18 +244,28 @@ def _importar_transformers():
             f"o pacote transformers não está instalado ({erro}).\n"
             "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
     hf_logging.set_verbosity_error()
+    try:  # os avisos do huggingface_hub (novas tentativas de conexão...) são em inglês
+        from huggingface_hub.utils import logging as hub_logging
+
+        hub_logging.set_verbosity_error()
+    except ImportError:
+        pass
     return transformers, hf_logging
 
 
 def _do_cache_ou_do_hub(carregar, nome: str, hub: bool, aviso: str):
     """carregar(so_local=True) primeiro (sem rede); se faltar algo no cache e for um
-    nome do hub com rede, avisa e baixa (carregar(so_local=False))."""
+    nome do hub com rede, avisa e baixa (carregar(so_local=False)), confiando nos
+    certificados do sistema."""
     try:
         return carregar(so_local=True)
     except OSError:
-        if not hub or _offline() or not _rede_disponivel():
+        if not hub or _offline() or not rede_disponivel():
             raise
         dizer(aviso)
+        confiar_nos_certificados_do_sistema()
+        if certificado_do_hub_recusado():
+            raise ModeloIndisponivel(como_resolver_certificado(nome))
         return carregar(so_local=False)
 
 
@@ -273,7 +287,11 @@ def carregar_tokenizador(nome: str):
     try:
         tokenizador = _do_cache_ou_do_hub(
             carregar, nome, hub, f"Baixando o tokenizador de '{nome}' (só na primeira vez)...")
+    except ModeloIndisponivel:
+        raise
     except Exception as erro:  # pasta sem os arquivos, cache incompleto, sem rede
+        if hub and certificado_recusado(erro):
+            raise ModeloIndisponivel(como_resolver_certificado(nome)) from None
         if hub:
             raise ModeloIndisponivel(
                 f"o tokenizador do GPT-2 '{nome}' não está no cache deste computador e "
@@ -384,22 +402,10 @@ def de_caracteres(tokenizador) -> bool:
     return all(len(t) == 1 for t in tokenizador.get_vocab() if t not in especiais)
 
 
-def _rede_disponivel() -> bool:
-    """Teste rápido (1 s) de que o hub responde; evita esperas longas sem rede."""
-    import socket
-
-    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
-        return True  # atrás de um proxy, a conexão direta falharia: deixa o hub tentar
-    host = os.environ.get("HF_ENDPOINT", "https://huggingface.co").split("//")[-1].split("/")[0]
-    try:
-        socket.create_connection((host, 443), timeout=1.5).close()
-        return True
-    except OSError:
-        return False
-
-
 def _explicar_falha(nome: str, hub: bool, erro: Exception) -> str:
     texto = str(erro)
+    if hub and certificado_recusado(erro):
+        return como_resolver_certificado(nome)
     if "safetensors" in texto.lower() and ("incomplete" in texto.lower()
                                             or "header" in texto.lower()):
         return (f"os pesos de '{nome}' estão incompletos ou corrompidos.\n"

@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 from caminhos import RAIZ
-from console import largura, quebrar
+from console import comando, largura, quebrar
 
 __all__ = ["opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
-           "arquivo_de_texto", "no_maximo", "criar_parser", "uso_errado", "SEMENTE_MAXIMA"]
+           "arquivo_de_texto", "no_maximo", "criar_parser", "uso_errado", "para_ajuda",
+           "SEMENTE_MAXIMA"]
 
 SEMENTE_MAXIMA = 2**31 - 1  # lições somam à semente (semente + 1000...): longe de 2**32
 
@@ -97,8 +98,16 @@ class _Parser(argparse.ArgumentParser):
                         if len(m.group()) < 40 else m.group(), message)  # um exemplo, não um texto
         texto = textwrap.fill(f"erro: {colado}", width=largura() - 1,
                               break_on_hyphens=False).replace("\xa0", " ")
-        sys.stderr.write(f"{texto}\nPara ajuda: {self.prog} --help\n")
+        sys.stderr.write(f"{texto}\n{para_ajuda(self.prog)}\n")
         sys.exit(2)
+
+
+def para_ajuda(prog: str) -> str:
+    """'Para ajuda:' e o comando que roda como está, nas duas formas do README (o arquivo da
+    lição não é executável: 'lab/10_treino.py --help' sozinho não roda)."""
+    if prog.endswith(".py"):
+        return "Para ajuda:\n" + comando(Path(prog).name, "--help")
+    return f"Para ajuda: {prog} --help"
 
 
 # ---------------------------------------------------------------- os validadores de opção
