@@ -142,7 +142,7 @@ import time
 
 import figuras
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
-from console import (cientifico, citar, dizer, em_linhas, escritor, inteiro, num, pct,
+from console import (cientifico, citar, comando, dizer, em_linhas, escritor, inteiro, num, pct,
                      plural, quebrar, tamanho, token)
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
 from pesos_gpt2 import BASE, FOLGA, TOLERANCIA, confere, contar, modelos, tokenizar
@@ -546,7 +546,7 @@ def _como_ir_ao_maior(licao, carregado):
     elif escolhidos == [1, 2, 3]:
         dizer("Os experimentos 1 a 3 acabaram de rodar nele.")
     dizer("Para rodar os experimentos 1 a 3 num maior, o MESMO código, outro --modelo:\n"
-          "  lab/06_gpt2.py --modelo gpt2-medium --so 1,2,3,5")
+          + comando("06_gpt2.py", "--modelo", "gpt2-medium", "--so", "1,2,3,5"))
     N = parametros_gpt2(*TAMANHOS_GPT2["gpt2-medium"][:2])
     dizer(f"Antes de carregar (e, na primeira vez, baixar) os {tamanho(4 * N)} do "
           f"medium,\no lab confere se há {tamanho(necessidade(4 * N))} livres e, se "

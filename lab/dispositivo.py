@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from console import quebrar
-from opcoes import opcao
+from opcoes import opcao, para_ajuda
 
 __all__ = ["ESCOLHAS", "opcao_dispositivo", "escolher", "DispositivoAusente", "ou_sair",
            "nome_legivel", "anuncio"]
@@ -88,5 +88,5 @@ def ou_sair(pedido: str, prog: str, torch=None) -> tuple[str, str]:
         return escolher(pedido, torch)
     except DispositivoAusente as erro:
         print(quebrar(f"erro: {erro}"), file=sys.stderr)
-        print(f"Para ajuda: {prog} --help", file=sys.stderr)
+        print(para_ajuda(prog), file=sys.stderr)
         sys.exit(2)

@@ -55,7 +55,9 @@ def test_pedir_o_que_nao_existe_e_uso_errado(maquina, capsys, pedido, tem):
         dispositivo.ou_sair(pedido, "lab/11_inducao.py")
     assert saida.value.code == 2
     erro = capsys.readouterr().err
-    assert erro.startswith("erro: --dispositivo") and "Para ajuda: lab/11_inducao.py --help" in erro
+    assert erro.startswith("erro: --dispositivo") and (
+        "Para ajuda:\n  .venv\\Scripts\\python.exe lab\\11_inducao.py --help\n"
+        "  .venv/bin/python lab/11_inducao.py --help") in erro
     assert max(len(linha) for linha in erro.splitlines()) <= 80
 
 

@@ -2,6 +2,7 @@
 em 80 colunas, os validadores (inteiro_entre, real_entre...)."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -121,6 +122,23 @@ def test_nargs_em_portugues():
     p.add_argument("--ids", nargs="+", type=int)
     with pytest.raises(SystemExit):
         p.parse_args(["--ids"])
+
+
+def test_para_ajuda_e_um_comando_que_roda(tmp_path):
+    """Issue 40: depois de um uso errado, 'Para ajuda: lab/10_treino.py --help' não rodava
+    colado no terminal (o arquivo não é executável). Agora são as duas formas do README, e a
+    do Linux, rodada como está, mostra a ajuda."""
+    r = rodar_script("09_scaling.py", "--semente", "-1")
+    assert r.returncode == 2
+    ajuda = r.erros.split("Para ajuda:\n", 1)[1].splitlines()
+    assert ajuda == ["  .venv\\Scripts\\python.exe lab\\09_scaling.py --help",
+                     "  .venv/bin/python lab/09_scaling.py --help"], r.erros
+    linux = ajuda[1].split()
+    assert linux[0] == ".venv/bin/python"
+    pedida = subprocess.run([sys.executable, *linux[1:]], cwd=RAIZ, capture_output=True,
+                            text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert pedida.returncode == 0 and "Lição 09" in pedida.stdout, pedida.stderr
+    assert opcoes.para_ajuda("ferramentas") == "Para ajuda: ferramentas --help"
 
 
 def test_uso_errado_nao_quebra_o_exemplo(monkeypatch, capsys):
