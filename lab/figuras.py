@@ -106,17 +106,26 @@ _SOBRESCRITO = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3"
                                             "\u2074\u2075\u2076\u2077\u2078\u2079")
 
 
+def rotulo_log(x: float) -> str:
+    """O rótulo de uma marca da escala log: com vírgula decimal de 0,001 a 9.000 ('0,2',
+    '1', '1.000', como no texto), potência de dez fora disso ('10⁻⁸', '2×10⁹')."""
+    expoente = math.floor(math.log10(x) + 1e-9)
+    mantissa = round(x / 10 ** expoente)
+    if -3 <= expoente <= 3:
+        return num(mantissa * 10.0 ** expoente, max(0, -expoente))
+    potencia = "10" + str(expoente).translate(_SOBRESCRITO)
+    return potencia if mantissa == 1 else f"{mantissa}\u00d7{potencia}"
+
+
 def escala_log(*eixos, eixo: str = "y"):
-    """Escala log com rótulos como 10⁻³ e 2×10⁻³ em texto simples: o padrão do
-    matplotlib passa cada rótulo pelo mathtext, ~0,3 s a mais na primeira figura."""
+    """Escala log com rótulos em texto simples (rotulo_log: 0,2 e 10⁻⁸): o padrão do
+    matplotlib escreve 0.2 e passa cada rótulo pelo mathtext, ~0,3 s a mais na primeira
+    figura."""
     from matplotlib.ticker import LogFormatter
 
     class Potencia(LogFormatter):
         def _num_to_string(self, x, vmin, vmax):
-            expoente = math.floor(math.log10(x) + 1e-9)
-            mantissa = round(x / 10 ** expoente)
-            potencia = "10" + str(expoente).translate(_SOBRESCRITO)
-            return potencia if mantissa == 1 else f"{mantissa}\u00d7{potencia}"
+            return rotulo_log(x)
 
     for ax in eixos:
         getattr(ax, f"set_{eixo}scale")("log")

@@ -27,7 +27,8 @@ def test_niveis_ascii_zero_no_meio_da_faixa():
 
 
 def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
-    """As margens fixas viram frações da figura; a escala log rotula 10⁻³, 10⁰..."""
+    """As margens fixas viram frações da figura; a escala log rotula em texto simples,
+    com vírgula decimal de 0,001 a 9.000 (0,001, 0,1, 1) e potências fora disso."""
     fig, (ax1, ax2) = figuras.figura(10, 4, ncols=2, margens=(1.0, 0.5, 0.8, 0.4),
                                     ajuste={"wspace": 0.3})
     assert fig.get_layout_engine() is None
@@ -38,11 +39,17 @@ def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
     ax1.plot([0, 1, 2], [1e-3, 1e-1, 1.0])
     figuras.escala_log(ax1)
     ax1.set_ylim(1e-3, 1.0)
+    ax2.plot([1e-8, 1e-5], [1e10, 1e12])
+    figuras.escala_log(ax2, eixo="x")
     fig.savefig(tmp_path / "f.png", dpi=50)
     rotulos = [t.get_text() for t in ax1.get_yticklabels() if t.get_text()]
-    assert {"10\u207b\u00b3", "10\u207b\u00b9", "10\u2070"} <= set(rotulos)
-    assert not any("$" in r for r in rotulos)  # nada de mathtext
+    assert {"0,001", "0,1", "1"} <= set(rotulos), rotulos
+    assert not any("$" in r or "." in r for r in rotulos)  # nada de mathtext nem de ponto
+    longe = [t.get_text() for t in ax2.get_xticklabels() if t.get_text()]
+    assert {"10\u207b\u2078", "10\u207b\u2075"} <= set(longe), longe
     assert ax2.get_yscale() == "linear"
+    assert [figuras.rotulo_log(x) for x in (2e-1, 6e-1, 3e-3, 1e3, 9e3, 2e9, 1e4)] == [
+        "0,2", "0,6", "0,003", "1.000", "9.000", "2\u00d710\u2079", "10\u2074"]
     # sem margens, o layout automático continua o padrão
     fig2, _ = figuras.figura()
     assert fig2.get_layout_engine() is not None
@@ -83,7 +90,8 @@ def test_sem_figuras_nem_importa_o_matplotlib(script, args, tmp_path):
 
 
 def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
-    """salvar_figura escreve 0,5 (não 0.5) em eixos lineares e barras de cor; o log fica."""
+    """salvar_figura escreve 0,5 (não 0.5) em eixos lineares e barras de cor, e o eixo log
+    também tem vírgula (0,01, não 10⁻² nem 0.01: issue 40)."""
     import numpy as np
 
     li = licao.Licao("99", "teste", [])
@@ -103,7 +111,7 @@ def test_virgula_decimal_em_todo_eixo_e_na_barra_de_cor(tmp_path):
             rotulos.append(eixo.get_offset_text().get_text())
     rotulos = [r for r in rotulos if r]
     assert "0,5" in rotulos and "2,5" in rotulos      # eixo linear e barra de cor
-    assert "10\u207b\u00b2" in rotulos                # a escala log continua a sua
+    assert "0,01" in rotulos and "10\u207b\u00b2" not in rotulos   # a escala log, com vírgula
     assert not [r for r in rotulos if "." in r or "$" in r], rotulos
 
 
