@@ -106,12 +106,20 @@ _SOBRESCRITO = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3"
                                             "\u2074\u2075\u2076\u2077\u2078\u2079")
 
 
-def rotulo_log(x: float) -> str:
-    """O rótulo de uma marca da escala log: com vírgula decimal de 0,001 a 9.000 ('0,2',
-    '1', '1.000', como no texto), potência de dez fora disso ('10⁻⁸', '2×10⁹')."""
-    expoente = math.floor(math.log10(x) + 1e-9)
+def _expoente(x: float) -> int:
+    return math.floor(math.log10(x) + 1e-9)
+
+
+def rotulo_log(x: float, vmin: float | None = None, vmax: float | None = None) -> str:
+    """O rótulo de uma marca da escala log: num eixo cujas décadas vão de 0,001 a 1.000
+    (vmin, vmax; sem eles, a própria marca), com vírgula decimal ('0,2', '1', '1.000', como no texto);
+    num eixo mais largo, potências de dez em todas as marcas ('10⁻⁸', '2×10⁹'), para o
+    mesmo eixo não misturar as duas escritas."""
+    expoente = _expoente(x)
     mantissa = round(x / 10 ** expoente)
-    if -3 <= expoente <= 3:
+    vmin, vmax = (x, x) if vmin is None or vmax is None or vmin <= 0 else (vmin, vmax)
+    primeira = math.ceil(math.log10(min(vmin, vmax)) - 1e-9)   # a 1ª década dentro do eixo
+    if -3 <= primeira and _expoente(max(vmin, vmax)) <= 3:
         return num(mantissa * 10.0 ** expoente, max(0, -expoente))
     potencia = "10" + str(expoente).translate(_SOBRESCRITO)
     return potencia if mantissa == 1 else f"{mantissa}\u00d7{potencia}"
@@ -125,7 +133,7 @@ def escala_log(*eixos, eixo: str = "y"):
 
     class Potencia(LogFormatter):
         def _num_to_string(self, x, vmin, vmax):
-            return rotulo_log(x)
+            return rotulo_log(x, vmin, vmax)
 
     for ax in eixos:
         getattr(ax, f"set_{eixo}scale")("log")

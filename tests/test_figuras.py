@@ -50,6 +50,9 @@ def test_figura_com_margens_e_escala_log_em_texto_simples(tmp_path):
     assert ax2.get_yscale() == "linear"
     assert [figuras.rotulo_log(x) for x in (2e-1, 6e-1, 3e-3, 1e3, 9e3, 2e9, 1e4)] == [
         "0,2", "0,6", "0,003", "1.000", "9.000", "2\u00d710\u2079", "10\u2074"]
+    # um eixo que passa de 0,001 escreve todas as marcas como potência, até a de 0,1
+    assert figuras.rotulo_log(0.1, 1e-8, 1.0) == "10\u207b\u00b9"
+    assert figuras.rotulo_log(0.2, 0.15, 0.7) == "0,2"
     # sem margens, o layout automático continua o padrão
     fig2, _ = figuras.figura()
     assert fig2.get_layout_engine() is not None
