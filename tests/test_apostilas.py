@@ -232,11 +232,7 @@ SOBRE_A_AUTORIA = {
 # Linhas de apostilas de outros donos, à espera de correção (apostila: [trecho da linha]).
 # Cada entrada é um achado conhecido: o teste falha se ela sumir (tire-a daqui) ou se
 # aparecer outro.
-PENDENTES_DE_OUTROS_DONOS: dict[str, list[str]] = {
-    # a lição 11 ainda se diz "a última lição do curso" (linhas 20-21); as lições 12 e 13
-    # estão chegando. A apostila 11 é de outro ajudante (issue 40, item 2).
-    "11_inducao.md": ["É a última lição do"],
-}
+PENDENTES_DE_OUTROS_DONOS: dict[str, list[str]] = {}
 TEXTOS_DO_ALUNO = sorted((RAIZ / "apostilas").glob("*.md"))
 
 
@@ -300,3 +296,19 @@ def test_a_apostila_fala_com_o_aluno(apostila):
                                 for nome, n, linha in novos)
     sumiram = [p for p in pendentes if not any(p in a[2] for a in achados)]
     assert not sumiram, f"corrigido: tire de PENDENTES_DE_OUTROS_DONOS {sumiram}"
+
+
+def test_amostrar_com_exportar_nao_sorteia():
+    """Issue 40: três apostilas diziam que `--amostrar --exportar` sorteia 480 caracteres
+    antes de gravar a pasta; com --exportar ele só grava e confere (test_10_treino confere
+    que a saída não tem "caracteres sorteados"). Toda apostila que manda rodar o comando
+    diz o que ele faz."""
+    citam = [p for p in TEXTOS_DO_ALUNO
+             if "10_treino.py --amostrar --exportar" in p.read_text(encoding="utf-8")]
+    assert len(citam) >= 3, citam
+    for apostila in citam:
+        texto = " ".join(apostila.read_text(encoding="utf-8").split())
+        assert "sorteia antes" not in texto, apostila.name
+        if apostila.name != "10_treino.md":
+            assert "Com `--exportar`, o `--amostrar` não sorteia nem treina nada" in texto, \
+                apostila.name
