@@ -433,9 +433,31 @@ def exp_cortes(licao):
         nucleo.append(c[2])
         dizer(f"  {n + 1:>5}  {token(tok, sorteado):<16}"
               f"{inteiro(c[0]):>9}{inteiro(c[1]):>10}{inteiro(c[2]):>10}")
-    dizer(f"\ntop-p 0,9 deixou de {inteiro(min(nucleo))} a {inteiro(max(nucleo))} tokens "
-          f"(mediana {mediana(nucleo)}): o corte se adapta à\nconfiança do modelo; o top-k "
-          "50 deixa sempre 50 (ou mais, se houver empate).")
+    dizer("\n" + quebrar(frase_do_nucleo(nucleo)))
+
+
+def frase_do_nucleo(nucleo) -> str:
+    """O veredito do experimento 3, pelo núcleo do top-p 0,9 em cada passo: ele se adapta
+    (o maior é pelo menos o dobro do menor) ou quase não mudou (pesos aleatórios: o modelo
+    em dúvida em todo passo)."""
+    menor, maior = min(nucleo), max(nucleo)
+    inicio = (f"top-p 0,9 deixou de {inteiro(menor)} a {inteiro(maior)} tokens (mediana "
+              f"{mediana(nucleo)}): ")
+    fim = "; o top-k 50 deixa sempre 50 (ou mais, se houver empate)."
+    if maior >= 2 * menor:
+        return inicio + "o corte se adapta à confiança do modelo" + fim
+    return (inicio + "o núcleo quase não mudou de um passo para outro, o modelo ficou igualmente "
+            "em dúvida em todos (pesos aleatórios?)" + fim)
+
+
+def frase_dos_tempos(cresce_sem: float, cresce_com: float) -> str:
+    """O veredito do experimento 5, pelo quanto cada tempo por token cresceu de n pequeno
+    a n grande: o com cache 'quase parado' só se cresceu menos de 1,5 vez."""
+    if cresce_sem <= 2 * cresce_com:
+        return "aqui a diferença não apareceu (máquina ocupada? rode de novo)."
+    if cresce_com < 1.5:
+        return "um cresce com n, o outro fica quase parado."
+    return "o sem cache cresce bem mais depressa que o com cache."
 
 
 # ============================================================ experimento 4
@@ -538,10 +560,9 @@ def exp_cache(licao):
         dizer(f"  {n:>5}{num(1000 * s, 1) + ' ms':>12}{num(1000 * c, 1) + ' ms':>12}"
               f"{num(s / c, 1) + 'x':>9}")
     ate, cresce_sem, cresce_com = comprimentos[-1], sem[-1] / sem[0], com[-1] / com[0]
-    dizer(f"De n = {comprimentos[0]} a {ate}, o tempo por token sem cache multiplicou por "
-          f"{num(cresce_sem, 1)};\no com cache, por {num(cresce_com, 1)}: "
-          + ("um cresce com n, o outro fica quase parado." if cresce_sem > 2 * cresce_com
-             else "aqui a diferença não apareceu\n(máquina ocupada? rode de novo)."))
+    dizer(quebrar(f"De n = {comprimentos[0]} a {ate}, o tempo por token sem cache multiplicou "
+                  f"por {num(cresce_sem, 1)}; o com cache, por {num(cresce_com, 1)}: "
+                  + frase_dos_tempos(cresce_sem, cresce_com)))
     razao = somar(comprimentos, sem, ate) / somar(comprimentos, com, ate)
     dizer(f"Gerar {ate} tokens a partir de um (somando as medidas acima): sem cache "
           f"leva\n{num(razao, 0)} vezes o tempo com cache.")

@@ -18,7 +18,7 @@ import torch
 from conftest import RAIZ, construir_gpt2, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
 import pesos_gpt2
-from console import inteiro, num, pct, tamanho
+from console import inteiro, num, pct, quebrar, tamanho
 from licao import importar_licao
 from terminal import Tela, sem_tmux
 
@@ -881,3 +881,20 @@ def test_notas_para_o_professor_sem_os_tempos_de_maquina_sobrecarregada():
     diz(f"o 4, {3 * (licao.NOVOS_SORTEIO - 1)} (três textos de 12 tokens")
     diz("passadas sem cache de " + ", ".join(str(n + 1) for n in licao.COMPRIMENTOS[:-1])
         + f" e {licao.COMPRIMENTOS[-1] + 1} tokens e {2 * len(licao.COMPRIMENTOS)} passos")
+
+
+def test_vereditos_dos_experimentos_3_e_5_seguem_os_numeros():
+    """Issue 40: o experimento 3 dizia "o corte se adapta à confiança do modelo" com o
+    núcleo parado (38.504 a 38.570, pesos aleatórios), e o 5 chamava de "quase parado" um
+    tempo que dobrou. Agora a frase é escolhida por um limiar sobre os números dela."""
+    adapta = licao.frase_do_nucleo([1, 3, 28, 9, 10])
+    assert "o corte se adapta à confiança do modelo" in adapta
+    assert adapta.startswith("top-p 0,9 deixou de 1 a 28 tokens (mediana 9)")
+    parado = licao.frase_do_nucleo([38504, 38570, 38527, 38528])
+    assert "se adapta" not in parado and "quase não mudou" in parado
+    assert "quase parado" in licao.frase_dos_tempos(5.9, 1.2)
+    dobrou = licao.frase_dos_tempos(5.9, 2.1)
+    assert "quase parado" not in dobrou and "cresce bem mais depressa" in dobrou
+    assert "não apareceu" in licao.frase_dos_tempos(3.0, 2.1)
+    for frase in (adapta, parado):
+        assert all(len(x) <= 79 for x in quebrar(frase).splitlines())
