@@ -206,12 +206,24 @@ def exp_escala(licao):
     sem, com = linhas[1024]["sem"], linhas[1024]["com"]
     dizer("\nA variância de q.k " + ("cresce como d_k" if cresce else "NÃO acompanha d_k")
           + "; dividir por raiz(d_k) a traz de volta a ~1.")
-    queda = com[2] / sem[2]
-    queda = num(queda, 0) if queda < 1000 else cientifico(queda, 1)
-    dizer(f"Com d_k = 1.024 e sem a escala, o maior peso médio é {num(sem[0], 2)}: o softmax\n"
-          f"virou quase um 'argmax', e o gradiente (mediana por linha) que volta por\n"
-          f"ele é {queda} vezes menor que com a escala. Um softmax saturado quase\n"
-          "não aprende.")
+    dizer(frase_saturacao(sem[0], com[2] / sem[2]))
+
+
+def frase_saturacao(maior_peso: float, queda: float) -> str:
+    """O veredito do experimento 2 em d_k = 1.024, sem a escala: saturado (o maior peso
+    médio >= 0,9 e o gradiente >= 100 vezes menor que com a escala) ou não."""
+    texto = num(queda, 0) if queda < 1000 else cientifico(queda, 1)
+    if maior_peso >= 0.9 and queda >= 100:
+        return (f"Com d_k = 1.024 e sem a escala, o maior peso médio é {num(maior_peso, 2)}: "
+                f"o softmax\nvirou quase um 'argmax', e o gradiente (mediana por linha) que "
+                f"volta por\nele é {texto} vezes menor que com a escala. Um softmax saturado "
+                "quase\nnão aprende.")
+    fator = queda if queda >= 1 else 1 / queda
+    return quebrar(f"Com d_k = 1.024 e sem a escala, o maior peso médio é {num(maior_peso, 2)} "
+                   f"e o gradiente (mediana por linha) que volta pelo softmax é "
+                   f"{num(fator, 1)} vezes {'menor' if queda >= 1 else 'maior'} que com a "
+                   "escala: aqui o softmax não saturou (diria que sim com um peso médio de "
+                   "0,9 ou mais e um gradiente 100 vezes menor).")
 
 
 # ============================================================ experimento 3

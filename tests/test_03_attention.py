@@ -558,3 +558,19 @@ def test_apostila_experimento_6_resultado_publicado_e_referencias():
 
 def test_plano_de_90_minutos():
     conferir_plano_de_90_minutos(APOSTILA, len(L03.LICAO.titulos))
+
+
+def test_veredito_da_saturacao_segue_os_numeros():
+    """Issue 40: 'o softmax virou quase um argmax' e 'um softmax saturado quase não
+    aprende' saíam quaisquer que fossem os números. Agora só com o maior peso médio >= 0,9
+    e o gradiente >= 100 vezes menor (as 40 sementes da apostila: 0,95 a 0,97 e 5,5e3 a
+    1,0e5); a frase saturada é a do bloco da apostila, byte a byte."""
+    from console import quebrar
+
+    saturado = L03.frase_saturacao(0.97, 1.3e4)
+    assert saturado in APOSTILA.read_text(encoding="utf-8"), saturado
+    nao = L03.frase_saturacao(0.41, 2.0)
+    assert "argmax" not in nao and "não saturou" in nao and "2,0 vezes menor" in nao
+    assert "vezes maior" in L03.frase_saturacao(0.3, 0.5)
+    assert "argmax" not in L03.frase_saturacao(0.95, 50)
+    assert all(len(x) <= 79 for x in quebrar(nao).splitlines())
