@@ -145,6 +145,59 @@ for arquivo in Path(r"{base}").iterdir():   # o tokenizador da pasta de 124M
 """
 
 
+CRIAR_TUCANO = """
+import sys
+sys.path[:0] = [r"{testes}/../ferramentas", r"{lab}"]
+import licao
+from modelos_de_teste import construir_tucano_aleatorio
+l05 = licao.importar_licao("05_block")
+construir_tucano_aleatorio(r"{pasta}", textos=l05.TEXTOS + l05.LENTE)
+"""
+PASTA_TUCANO = RAIZ / ".bench" / "tucano-aleatorio"
+
+
+def preparar_tucano() -> Path:
+    """O Tucano-160m no tamanho real (162.417.408 parâmetros, float32), pesos aleatórios,
+    em .bench/: o modelo da lição 13 no benchmark (ela não carrega o GPT-2)."""
+    if not (PASTA_TUCANO / "model.safetensors").exists():
+        print(f"Criando um Tucano-160m com pesos aleatórios em {PASTA_TUCANO} (uma vez)...",
+              flush=True)
+        PASTA_TUCANO.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-c", CRIAR_TUCANO.format(
+            testes=RAIZ / "tests", lab=RAIZ / "lab", pasta=PASTA_TUCANO)], check=True)
+    return PASTA_TUCANO
+
+
+def argumentos_da_licao(script: Path, gpt2: Path) -> list[str]:
+    """A lição 13 carrega um Llama (o Tucano de .bench/) e compara o BPE do GPT-2 de .bench/;
+    as outras leem o GPT-2 de LAB_MODELO."""
+    if script.name.startswith("13_"):
+        return ["--modelo", str(preparar_tucano()), "--gpt2", str(gpt2)]
+    return []
+
+
+def medir_tucano(script: Path, gpt2: Path, ambiente: dict, piso_de_imports: int | None) -> bool:
+    """A lição 13 uma vez no Tucano de tamanho real: pico de memória contra os pesos (float32),
+    inteiro e sem o que o Python com torch e transformers já ocupa antes de qualquer peso."""
+    pesos = sum(p.stat().st_size for p in preparar_tucano().glob("*.safetensors"))
+    m = medir([sys.executable, str(script), "--sem-figuras",
+               *argumentos_da_licao(script, gpt2)], ambiente)
+    print(f"{rotulo(script)} no Tucano-160m aleatório: pesos de {num(pesos / 2**30, 2)} GiB "
+          f"(float32); saída {m['codigo']}, {num(m['total'], 1)} s")
+    ok = m["codigo"] == 0
+    if m["pico"] is not None:
+        print(f"  pico de memória {num(m['pico'] / 2**30, 2)} GiB = {_x(m['pico'] / pesos)} os "
+              "pesos")
+        if piso_de_imports:
+            razao = (m["pico"] - piso_de_imports) / pesos
+            print(f"  sem o Python com torch e transformers ({num(piso_de_imports / 2**30, 2)} "
+                  f"GiB): {_x(razao)} os pesos   meta <= 1,3x   "
+                  f"{'ok' if razao <= 1.3 else 'ACIMA'}")
+            ok &= razao <= 1.3
+    _mostrar_erro(m)
+    return ok
+
+
 def preparar_tamanho(nome: str, base: Path) -> Path:
     """Pasta com um GPT-2 aleatório no formato `nome` (gpt2-medium, gpt2-large...)."""
     pasta = RAIZ / ".bench" / f"{nome}-aleatorio"
@@ -186,7 +239,7 @@ def medir_tamanhos(licoes: list[Path], nomes: list[str], base: Path, ambiente: d
     for nome in nomes:
         pasta = preparar_tamanho(nome, base)
         pesos = sum(p.stat().st_size for p in pasta.glob("*.safetensors"))
-        for script in licoes:
+        for script in (s for s in licoes if not s.name.startswith("13_")):   # 13: um Llama
             m = medir([sys.executable, str(script), "--sem-figuras"],
                       dict(ambiente, LAB_MODELO=str(pasta)))
             print(f"{rotulo(script)} numa pasta no formato {nome}:\n  pesos de "
@@ -717,10 +770,11 @@ def main(argv: list[str] | None = None) -> int:
 
     comandos = {}
     for script in args.licoes:
-        comandos[rotulo(script)] = [py, str(script), *com_figuras, *args.argumentos]
+        extra = argumentos_da_licao(script, pasta)
+        comandos[rotulo(script)] = [py, str(script), *com_figuras, *extra, *args.argumentos]
         if args.sem_figuras_tambem:
             comandos[f"{rotulo(script)} --sem-figuras"] = [py, str(script), "--sem-figuras",
-                                                           *args.argumentos]
+                                                           *extra, *args.argumentos]
     piso = [py, "-c", PISO.format(pasta=pasta)]
     threads = os.environ.get("OMP_NUM_THREADS")
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} núcleos"
@@ -738,8 +792,9 @@ def main(argv: list[str] | None = None) -> int:
                                               "from transformers import GPT2LMHeadModel"]}
     print("Aquecendo (o piso uma vez, sem contar)...", flush=True)
     medir(piso, ambiente)
+    picos = {}
     for nome, comando in partes.items():
-        m = medir(comando, ambiente)
+        m = picos[nome] = medir(comando, ambiente)
         print(f"  {nome:<36} {num(m['total'], 2):>6} s  pico "
               f"{_mib(m['pico']) if m['pico'] else '?':>9}", flush=True)
     print()
@@ -747,6 +802,9 @@ def main(argv: list[str] | None = None) -> int:
                                lambda nome: medir(comandos[nome], ambiente),
                                args.repeticoes, args.max_rodadas, args.tolerancia)
     ok = relatorio(resultado, pisos)
+    for script in (s for s in args.licoes if s.name.startswith("13_")):
+        print()
+        ok &= medir_tucano(script, pasta, ambiente, picos["import torch + transformers"]["pico"])
     if tamanhos:
         print()
         ok &= medir_tamanhos(args.licoes, tamanhos, pasta, ambiente)

@@ -132,22 +132,8 @@ def contar_tokens(texto, fusoes):
                for p in PADRAO.findall(texto))
 
 
-# o que as lições seguintes podem importar daqui (com importar_licao)
-__all__ = ["bytes_para_unicode", "BYTE_PARA_CHAR", "PADRAO", "para_bytes", "fundir", "bpe",
-           "fusoes_do_tokenizador", "codificar", "bytes_do_token", "treinar_bpe", "contar_tokens"]
-
-
-# ============================================================ os experimentos
-# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
-import sys
-
-import figuras
-from carregar_gpt2 import ModeloIndisponivel, carregar_tokenizador
-from console import (cortar, dizer, em_linhas, inteiro, largura, legivel, num, pct, plural,
-                     quebrar)
-from licao import ExperimentoPulado
-
-# Os mesmos três parágrafos nas duas línguas (escritos para esta lição).
+# Os mesmos três parágrafos nas duas línguas (escritos para esta lição; a
+# lição 13 os passa pelo tokenizador de um modelo treinado em português).
 PORTUGUES = [
     "Um modelo de linguagem lê texto como uma sequência de números. Antes de qualquer "
     "cálculo, um tokenizador corta a frase em pedaços e troca cada pedaço pelo seu "
@@ -170,6 +156,23 @@ INGLES = [
     "tokens, and so is the price of a call to a commercial model. Whoever writes in "
     "Portuguese pays more and fits less.",
 ]
+
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["bytes_para_unicode", "BYTE_PARA_CHAR", "PADRAO", "para_bytes", "fundir", "bpe",
+           "fusoes_do_tokenizador", "codificar", "bytes_do_token", "treinar_bpe", "contar_tokens",
+           "PORTUGUES", "INGLES"]
+
+
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import sys
+
+import figuras
+from carregar_gpt2 import ModeloIndisponivel, carregar_tokenizador
+from console import (cortar, dizer, em_linhas, inteiro, largura, legivel, num, pct, plural,
+                     quebrar)
+from licao import ExperimentoPulado
+
 LINHAS_POR_TELA = 18  # linhas da tabela de tokens por tela do projetor (--pausa)
 CASOS = ["R$ 1.234.567,89", "14/03/2026", "2026-03-14", "3,14159", "12345678",
          " anticonstitucionalissimamente", "for i in range(10): print(i)"]

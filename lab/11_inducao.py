@@ -855,21 +855,6 @@ def pagina(licao, historico) -> str:
                              estilo, "Uma cabeça de indução nascendo, passo a passo")
 
 
-# ============================================================ o fim do curso
-FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"   # o título na apostila
-
-
-def fechar_curso():
-    """A última lição não tem "Próximo passo": fecha o curso e aponta para a apostila."""
-    dizer()
-    dizer(quebrar("Fim do curso. Da lição 00 à 11 você montou, mediu e treinou um "
-                  "Transformer: tokens, embeddings, atenção, multicabeça, o bloco, o GPT-2 "
-                  "inteiro, a geração com cache KV, o bloco moderno, as leis de escala, um "
-                  "GPT seu, treinado no texto do próprio curso, e, aqui, o circuito que "
-                  "copia nascendo dentro de um modelo."))
-    dizer(quebrar(f"Para onde ir depois: apostilas/11_inducao.md, seção \"{FIM_DO_CURSO}\"."))
-
-
 if __name__ == "__main__":
     if LICAO.args.largura % LICAO.args.cabecas:
         uso_errado(f"--largura {LICAO.args.largura} não se divide em --cabecas "
@@ -880,7 +865,4 @@ if __name__ == "__main__":
     LICAO.args.dispositivo, motivo = ou_sair(LICAO.args.dispositivo, "lab/11_inducao.py")
     if anuncio(LICAO.args.dispositivo, motivo, torch):
         dizer(anuncio(LICAO.args.dispositivo, motivo, torch))
-    codigo = LICAO.rodar()
-    if codigo != 130 and not LICAO.args.so and not LICAO.falhos:   # a lição inteira rodou
-        fechar_curso()
-    sys.exit(codigo)
+    sys.exit(LICAO.rodar())

@@ -49,10 +49,12 @@ __all__ = [
     "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
     "arquivo_de_texto", "no_maximo", "ExperimentoPulado",
     "VerificacaoFalhou", "importar_licao", "interromper", "esperar", "em_paralelo", "semear",
-    "RAIZ",
+    "RAIZ", "FIM_DO_CURSO",
 ]
 
-ULTIMA_DO_MAPA = 11  # o mapa do lab vai de 00_check a 11_inducao
+ULTIMA_DO_MAPA = 13  # o mapa do lab vai de 00_check a 13_tucano (números podem faltar)
+# A última lição que existe em lab/ fecha o curso: a seção da apostila dela com este título.
+FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"
 
 
 # ---------------------------------------------------------------- lição e experimentos
@@ -60,12 +62,15 @@ class Licao:
     """Descreve uma lição e roda seus experimentos com as convenções do lab."""
 
     def __init__(self, numero: str, titulo: str, experimentos, usa_gpt2=(), opcoes=(),
-                 rotulo: str = "Experimento", modulo: str = "__main__"):
+                 rotulo: str = "Experimento", modulo: str = "__main__",
+                 modelo_padrao: str | None = None):
         """experimentos: os títulos, na ordem (o 1º é o experimento 1); usa_gpt2: os números
         dos que carregam o GPT-2 (para o --lista); opcoes: [opcao(...)] (uma lição que
         grava uma página soma *paginas.opcoes(): --html, --abrir); modulo: o __name__ do
-        arquivo da lição (abrir() sem argumentos só age quando ele é o script rodado)."""
+        arquivo da lição (abrir() sem argumentos só age quando ele é o script rodado);
+        modelo_padrao: o --modelo de uma lição que não carrega o GPT-2 (a 13: o Tucano)."""
         self.numero, self.titulo, self.rotulo, self.modulo = numero, titulo, rotulo, modulo
+        self.modelo_padrao = modelo_padrao
         self.titulos, self.usa_gpt2 = list(experimentos), set(usa_gpt2)
         assert all(isinstance(t, str) for t in self.titulos), "experimentos: uma lista de títulos"
         self.opcoes = list(opcoes)
@@ -126,7 +131,8 @@ class Licao:
         instalar_ctrl_c()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes, com_modelo=bool(self.usa_gpt2))
+                         self.opcoes, com_modelo=bool(self.usa_gpt2),
+                         modelo_padrao=self.modelo_padrao)
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")
@@ -312,6 +318,8 @@ class Licao:
             dizer(quebrar(f"Próximo passo: {script} (leia {apostila})."))
         if escrevendo:
             dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
+        if not script and not self.args.so:   # a última lição, rodada inteira
+            self._fechar_curso()
         return 1 if self.pulados else 0
 
     def _onde_ler(self) -> str:
@@ -326,6 +334,20 @@ class Licao:
             return "acima: o que não bateu em cada conferência e onde foi cada erro"
         return "a mensagem acima diz o que deu errado" + (
             ", e onde" if "linha" in tipos else "")
+
+    def _fechar_curso(self) -> None:
+        """A última lição que existe em lab/ não tem "Próximo passo": fecha o curso e aponta
+        para a seção FIM_DO_CURSO da apostila dela (uma lição nova depois dela leva o fim
+        junto, sem mexer em nenhuma outra)."""
+        arquivos = sorted(PASTA_LAB.glob(f"{self.numero}_*.py"))
+        apostila = f"apostilas/{arquivos[0].stem}.md" if arquivos else "apostilas/README.md"
+        dizer()
+        dizer(quebrar(f"Fim do curso. Da lição 00 à {self.numero} você montou, mediu e treinou "
+                      "um Transformer peça por peça: tokens, embeddings, atenção, o bloco, o "
+                      "GPT-2 inteiro, a geração com cache KV, o bloco moderno, as leis de "
+                      "escala, um GPT seu e os circuitos que copiam, e viu as mesmas peças "
+                      "rodarem um modelo de verdade."))
+        dizer(quebrar(f"Para onde ir depois: {apostila}, seção \"{FIM_DO_CURSO}\"."))
 
 # ---------------------------------------------------------------- a lição seguinte
 def proxima_licao(numero: str, pasta: Path | None = None):

@@ -291,9 +291,11 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
 
 
 def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
-                 com_modelo: bool = True) -> argparse.ArgumentParser:
+                 com_modelo: bool = True, modelo_padrao: str | None = None
+                 ) -> argparse.ArgumentParser:
     """com_modelo=False (uma lição que não carrega o GPT-2): --modelo e LAB_MODELO não
-    aparecem na ajuda (a opção ainda é aceita, e ignorada)."""
+    aparecem na ajuda (a opção ainda é aceita, e ignorada). modelo_padrao: o --modelo de uma
+    lição que carrega outro modelo, não o GPT-2 (a 13: o Tucano)."""
     lista = "\n".join(f"  {k}. {t}" for k, t in enumerate(titulos, 1))
     p = _Parser(prog=prog, description=f"{descricao}\n\nExperimentos:\n{lista}",
                 formatter_class=_Formatador, add_help=False,
@@ -312,11 +314,17 @@ def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
                    help="para o projetor: espera Enter entre um experimento e outro "
                    "e antes de cada tabela ou gráfico que rolaria a tela, diz o que vem "
                    "e limpa a tela; r + Enter repete o experimento (só num terminal)")
-    p.add_argument("--modelo", metavar="NOME_OU_PASTA",
-                   default=os.environ.get("LAB_MODELO") or "gpt2",
-                   help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
-                   "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)" if com_modelo
-                   else argparse.SUPPRESS)
+    if modelo_padrao:
+        p.add_argument("--modelo", metavar="NOME_OU_PASTA",
+                       default=os.environ.get("LAB_MODELO") or modelo_padrao,
+                       help="modelo da família Llama a carregar: um id do hub ou uma pasta "
+                       f"local (padrão: $LAB_MODELO ou {modelo_padrao})")
+    else:
+        p.add_argument("--modelo", metavar="NOME_OU_PASTA",
+                       default=os.environ.get("LAB_MODELO") or "gpt2",
+                       help="GPT-2 a carregar: gpt2, gpt2-medium, gpt2-large, gpt2-xl "
+                       "ou uma pasta local (padrão: $LAB_MODELO ou gpt2)" if com_modelo
+                       else argparse.SUPPRESS)
     p.add_argument("--semente", type=inteiro_entre(0, SEMENTE_MAXIMA, "--semente 7"),
                    default=0, metavar="N", help="semente dos números aleatórios (padrão: 0)")
     p.add_argument("--figuras", metavar="PASTA", default=str(RAIZ / "figuras"),

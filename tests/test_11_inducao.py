@@ -191,7 +191,9 @@ def _tabela(secao):
     return linhas
 
 
-def test_a_licao_inteira_roda_em_80_colunas_e_fecha_o_curso(execucao_padrao):
+def test_a_licao_inteira_roda_em_80_colunas_e_aponta_para_a_13(execucao_padrao):
+    """O curso fecha na última lição que existe (a 13, lab/licao.py decide): a 11 termina
+    com o próximo passo, pulando a 12, que ainda não existe, e sem o fim do curso."""
     r, pasta = execucao_padrao
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-2000:]
     assert "Traceback" not in r.saida + r.erros
@@ -199,12 +201,12 @@ def test_a_licao_inteira_roda_em_80_colunas_e_fecha_o_curso(execucao_padrao):
               and not l.startswith(("Figura salva", "Página salva"))]
     assert not largas, largas
     assert "6 de 6 experimentos rodaram." in r.saida
-    assert "Próximo passo" not in r.saida
-    fim = r.saida.split("6 de 6 experimentos rodaram.")[1]
-    assert "Fim do curso. Da lição 00 à 11" in fim
-    assert f'seção "{L11.FIM_DO_CURSO}"' in " ".join(fim.split())
-    assert f"## {L11.FIM_DO_CURSO}" in (RAIZ / "apostilas" / "11_inducao.md").read_text(
-        encoding="utf-8")
+    fim = " ".join(r.saida.split("6 de 6 experimentos rodaram.")[1].split())
+    assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in fim
+    assert "Fim do curso" not in r.saida
+    proxima = (RAIZ / "apostilas" / "11_inducao.md").read_text(
+        encoding="utf-8").split("\n## Próxima lição\n", 1)[1]
+    assert "lab/13_tucano.py" in proxima and "(13_tucano.md)" in proxima
     for nome in ("11_transicao.png", "11_atencao.png"):
         assert (pasta / "figuras" / nome).stat().st_size > 10_000
 

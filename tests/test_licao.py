@@ -232,7 +232,8 @@ def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, caps
                                                "07")
     assert licao.proxima_licao("09", lab) == (None, None, "10")
     assert licao.proxima_licao("10", lab) == (None, None, "11")
-    assert licao.proxima_licao("11", lab) == (None, None, None)      # a 11 fecha o mapa
+    assert licao.proxima_licao("11", lab) == (None, None, "12")      # o mapa vai à 13
+    assert licao.proxima_licao("13", lab) == (None, None, None)      # a 13 fecha o mapa
     (lab / "01_tokens.py").write_text("")
     assert licao.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
                                                None)
@@ -259,3 +260,32 @@ def test_licao_gpt2_passa_a_margem(monkeypatch):
         ["--modelo", "gpt2"])
     with pytest.raises(licao.ExperimentoPulado, match="vezes 2,5, a margem"):
         li.gpt2(margem=2.5)
+
+
+def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
+    """O fim do curso é da lição de maior número em lab/, rodada inteira: a 11 o dizia
+    enquanto era a última; com a 13 no disco (e a 12 ainda por vir), a 11 manda para a 13 e
+    a 13 fecha o curso, apontando para a seção da apostila dela. Nenhuma lição escreve isso."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    monkeypatch.setattr(licao, "PASTA_LAB", lab)
+    for nome in ("10_treino.py", "11_inducao.py"):
+        (lab / nome).write_text("")
+
+    def rodar(numero, *argv):
+        li = licao.Licao(numero, "teste", ["ok", "outro"])
+        li.args = licao.criar_parser("x", "x", li.titulos).parse_args(list(argv))
+        li.rodar({1: lambda _: None, 2: lambda _: None})
+        return " ".join(capsys.readouterr().out.split())
+
+    saida = rodar("11")
+    assert "Fim do curso. Da lição 00 à 11" in saida and "Próximo passo" not in saida
+    assert f'apostilas/11_inducao.md, seção "{licao.FIM_DO_CURSO}"' in saida
+    (lab / "13_tucano.py").write_text("")
+    saida = rodar("11")
+    assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in saida
+    assert "(a lição 12 ainda está sendo escrita)" in saida and "Fim do curso" not in saida
+    saida = rodar("13")
+    assert "Fim do curso. Da lição 00 à 13" in saida
+    assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in saida
+    assert "Fim do curso" not in rodar("13", "--so", "1")        # só a lição inteira

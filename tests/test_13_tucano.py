@@ -1,0 +1,300 @@
+"""Lição 13: o Llama inteiro com as peças da 08, contra o LlamaForCausalLM do transformers.
+
+Os oráculos são independentes da lição: o LlamaForCausalLM (logits, generate() guloso,
+contagem de parâmetros) sobre os mesmos pesos, a conta fechada e o cartão do Tucano-160m.
+Os modelos são Llama de verdade, pequenos e aleatórios, gravados com save_pretrained
+(ferramentas/modelos_de_teste.py) nas duas variantes: saída própria e MHA (como o Tucano),
+saída amarrada e GQA (como o SmolLM2), com o tokenizador no formato do hub (tokenizer.json).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from conftest import RAIZ, modelo_compartilhado, rodar_script
+from modelos_de_teste import FORMA_TUCANO_160M, construir_llama
+import licao
+
+L13 = licao.importar_licao("13_tucano")
+L08 = licao.importar_licao("08_since_2017")
+APOSTILA = (RAIZ / "apostilas" / "13_tucano.md").read_text(encoding="utf-8")
+CARTAO = 162_417_408
+
+
+@pytest.fixture(scope="module", params=["tucano", "smollm"])
+def variante(request):
+    """(nome, pasta) de cada variante pequena."""
+    nome = request.param
+    return nome, modelo_compartilhado(f"llama_{nome}", lambda p: construir_llama(p, nome))
+
+
+@pytest.fixture(scope="module")
+def llama_tucano():
+    return modelo_compartilhado("llama_tucano", lambda p: construir_llama(p, "tucano"))
+
+
+def carregar(pasta):
+    from transformers import AutoTokenizer, LlamaForCausalLM
+
+    hf = LlamaForCausalLM.from_pretrained(pasta, dtype=torch.float32).eval()
+    return hf, AutoTokenizer.from_pretrained(pasta)
+
+
+# ---------------------------------------------------------------- a peça
+def test_tucano_160m_tem_os_parametros_do_cartao():
+    f = FORMA_TUCANO_160M
+    forma = dict(camadas=f["camadas"], d=f["d"], h=f["cabecas"], kv=f["cabecas"],
+                 largura=f["largura"], vocab=32_000)
+    with torch.device("meta"):
+        nosso = L13.Llama(**forma)
+    assert sum(p.numel() for p in nosso.parameters()) == CARTAO
+    assert L13.parametros_llama(**forma) == CARTAO
+    # o oráculo: o LlamaForCausalLM do transformers na mesma forma
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        deles = LlamaForCausalLM(LlamaConfig(
+            vocab_size=32_000, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+            num_attention_heads=12, num_key_value_heads=12, tie_word_embeddings=False))
+    assert sum(p.numel() for p in deles.parameters()) == CARTAO
+
+
+@pytest.mark.parametrize("kv, amarrada", [(4, False), (2, True), (1, False)])
+def test_conta_fechada_contra_o_transformers(kv, amarrada):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=500, hidden_size=64, intermediate_size=176,
+                         num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=kv,
+                         tie_word_embeddings=amarrada)
+    with torch.device("meta"):
+        deles = LlamaForCausalLM(config)
+        nosso = L13.Llama.do_config(config.to_dict())
+    n = sum(p.numel() for p in deles.parameters())
+    assert sum(p.numel() for p in nosso.parameters()) == n
+    assert L13.parametros_llama(3, 64, 4, kv, 176, 500, amarrada) == n
+
+
+def test_do_config_le_base_e_eps_dos_dois_formatos():
+    antigo = dict(num_hidden_layers=1, hidden_size=8, num_attention_heads=2,
+                  num_key_value_heads=1, intermediate_size=16, vocab_size=10,
+                  rope_theta=500_000.0, rms_norm_eps=1e-6, tie_word_embeddings=True)
+    novo = dict(antigo, rope_parameters={"rope_type": "default", "rope_theta": 1234.0})
+    del novo["rope_theta"]
+    a, b = L13.Llama.do_config(antigo), L13.Llama.do_config(novo)
+    assert a.base == 500_000.0 and b.base == 1234.0
+    assert a.norm.eps == 1e-6 and a.blocos[0].ln_2.eps == 1e-6
+    assert a.lm_head is None and L13.Llama.do_config(dict(antigo, tie_word_embeddings=False)).lm_head
+
+
+def test_logits_iguais_aos_do_transformers(variante):
+    nome, pasta = variante
+    hf, tok = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    ids = tok("A capital do Brasil é Brasília e o gato subiu no telhado",
+              return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        deles, nossos = hf(ids).logits, nosso(ids)
+    teto = 1e-4 * max(1.0, float(deles.abs().max()))
+    assert float(deles.abs().max()) > 5                    # logits de um modelo de verdade
+    assert (nossos - deles).abs().max() <= teto
+    # os pesos são os mesmos tensores (nenhuma cópia), a saída amarrada é o embedding
+    ptrs = {p.untyped_storage().data_ptr() for p in hf.parameters()}
+    assert all(p.untyped_storage().data_ptr() in ptrs for p in nosso.parameters())
+    assert (nosso.lm_head is None) == (nome == "smollm")
+    # a conferência pode falhar: com outra base do RoPE, os logits mudam
+    nosso.base = nosso.base * 3
+    with torch.no_grad():
+        assert (nosso(ids) - deles).abs().max() > 100 * teto
+
+
+def test_nomes_cobrem_todos_os_pesos(variante):
+    _, pasta = variante
+    hf, _ = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    usados = {L13.nome_no_transformers(n) for n in nosso.state_dict()}
+    sobram = set(hf.state_dict()) - usados - ({"lm_head.weight"} if nosso.lm_head is None
+                                              else set())
+    assert not sobram
+
+
+def test_gulosa_com_cache_igual_ao_generate(variante):
+    """>= 32 tokens novos, token por token, também com GQA e saída amarrada."""
+    from transformers import GenerationConfig
+
+    _, pasta = variante
+    hf, tok = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    for frase in ("A floresta da Amazônia é conhecida por sua", "O gato"):
+        ids = tok(frase, return_tensors="pt")["input_ids"]
+        nossos = L13.gerar(nosso, ids, 40)
+        regra = GenerationConfig(max_new_tokens=40, do_sample=False, eos_token_id=[],
+                                 pad_token_id=0)          # [] = sem parar no </s>
+        with torch.no_grad():
+            deles = hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=regra)
+        assert deles.shape == nossos.shape and torch.equal(nossos, deles)
+
+
+def test_o_cache_guarda_k_girada_e_so_as_cabecas_de_kv(variante):
+    _, pasta = variante
+    hf, tok = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    ids = tok("O gato subiu no telhado", return_tensors="pt")["input_ids"]
+    T = ids.shape[1]
+    cache = L13.novo_cache(nosso)
+    with torch.no_grad():
+        L13.passo(nosso, ids, cache)
+        L13.passo(nosso, ids[:, :1], cache)                  # um token a mais, na posição T
+        # o oráculo: as chaves do transformers (cache dele), já giradas
+        deles = hf(torch.cat([ids, ids[:, :1]], 1), use_cache=True).past_key_values
+    kv, dh = hf.config.num_key_value_heads, hf.config.hidden_size // hf.config.num_attention_heads
+    for camada in range(hf.config.num_hidden_layers):
+        k_deles = deles.layers[camada].keys
+        assert cache.k[camada].shape == (1, kv, T + 1, dh) == k_deles.shape
+        assert torch.allclose(cache.k[camada], k_deles, atol=1e-5)
+        assert torch.allclose(cache.v[camada], deles.layers[camada].values, atol=1e-5)
+    assert cache.bytes() == L13.bytes_do_cache_por_token(len(nosso.blocos), kv, dh) * (T + 1)
+
+
+def test_sorteio_com_semente_repete(llama_tucano):
+    """As regras de sorteio da 07 sobre o nosso cache: a mesma semente, o mesmo texto; outra
+    semente, outro."""
+    hf, tok = carregar(llama_tucano)
+    nosso = L13.nosso_llama(hf)
+    ids = tok("O gato", return_tensors="pt")["input_ids"]
+
+    def sortear(semente):
+        return L13.gerar(nosso, ids, 24, temperatura=1.0, top_k=50, top_p=0.95,
+                         geradores=[torch.Generator().manual_seed(semente)])
+
+    assert torch.equal(sortear(0), sortear(0))
+    assert not torch.equal(sortear(0), sortear(1))
+
+
+# ---------------------------------------------------------------- a lição rodando
+def rodar(pasta, gpt2, *args, env=None):
+    return rodar_script("13_tucano.py", "--modelo", str(pasta), "--gpt2", str(gpt2),
+                        "--sem-figuras", *args, env=env)
+
+
+def test_a_licao_inteira_roda_e_fecha_o_curso(variante, gpt2_pequeno):
+    nome, pasta = variante
+    r = rodar(pasta, gpt2_pequeno)
+    assert r.returncode == 0, r.saida[-3000:] + r.erros[-2000:]
+    assert "Traceback" not in r.saida + r.erros
+    assert not [l for l in r.saida.splitlines() if len(l) > 80]
+    assert "6 de 6 experimentos rodaram." in r.saida
+    assert "32 de 32 iguais, na ordem: os mesmos tokens." in " ".join(r.saida.split())
+    assert "confere." in r.saida and "NÃO" not in r.saida
+    assert "Memória nova dos nossos pesos: 0 bytes" in r.saida
+    assert ("(GQA: cada uma serve 2)." if nome == "smollm" else "(MHA: uma por consulta).") \
+        in r.saida
+    fim = r.saida.split("6 de 6 experimentos rodaram.")[1]
+    assert "Próximo passo" not in fim
+    assert "Fim do curso. Da lição 00 à 13" in fim
+    assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in " ".join(fim.split())
+    assert f"## {licao.FIM_DO_CURSO}" in APOSTILA
+
+
+def test_sem_gpt2_o_experimento_3_diz_o_que_falta(llama_tucano, tmp_path):
+    r = rodar(llama_tucano, tmp_path / "nao_existe", "--so", "3")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "tucano" in r.saida and "falta um dos tokenizadores" in " ".join(r.saida.split())
+
+
+def test_config_do_tucano_160m_numa_pasta(tmp_path, gpt2_pequeno):
+    """O experimento 1 lê o config.json de uma pasta (sem os pesos) e confere a contagem
+    na forma do Tucano-160m: os três números são o do cartão."""
+    from transformers import LlamaConfig
+
+    f = FORMA_TUCANO_160M
+    LlamaConfig(vocab_size=32_000, hidden_size=f["d"], intermediate_size=f["largura"],
+                num_hidden_layers=f["camadas"], num_attention_heads=f["cabecas"],
+                num_key_value_heads=f["cabecas"], tie_word_embeddings=False,
+                rms_norm_eps=1e-5).save_pretrained(tmp_path)
+    r = rodar(tmp_path, gpt2_pequeno, "--so", "1")
+    assert r.returncode == 0, r.saida
+    assert ("nosso Llama 162.417.408, conta da 08 162.417.408, LlamaForCausalLM "
+            "162.417.408") in r.saida
+
+
+# ---------------------------------------------------------------- condições hostis
+def test_pasta_de_gpt2_diz_qual_licao_serve(gpt2_pequeno):
+    r = rodar(gpt2_pequeno, gpt2_pequeno)
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    texto = " ".join(r.saida.split())
+    assert "do tipo 'gpt2'" in texto and "lab/06_gpt2.py" in texto
+    assert "162.417.408  (o cartão do modelo no hub)" in r.saida     # o experimento 1 roda
+
+
+def test_nome_de_gpt2_do_hub_tambem(gpt2_pequeno):
+    r = rodar("gpt2", gpt2_pequeno, "--so", "2")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "é um GPT-2" in r.saida and "lab/06_gpt2.py" in " ".join(r.saida.split())
+
+
+def test_sem_rede_e_sem_cache(tmp_path):
+    """O padrão (o Tucano do hub) sem cache e offline: o experimento 1 roda; os outros
+    dizem como baixar; saída 1, nenhum traceback."""
+    r = rodar_script("13_tucano.py", "--sem-figuras",
+                     env={"HF_HOME": str(tmp_path / "hf"), "LAB_MODELO": ""})
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    texto = " ".join(r.saida.split())
+    assert "1 de 6 experimentos rodou." in texto
+    assert "HF_HUB_OFFLINE=1" in texto and "lab/13_tucano.py com internet" in texto
+    assert "As três contas dão o mesmo número." in texto
+    assert not [l for l in r.saida.splitlines() if len(l) > 80]
+
+
+def test_pesos_truncados(llama_tucano, tmp_path, gpt2_pequeno):
+    pasta = tmp_path / "estragado"
+    shutil.copytree(llama_tucano, pasta)
+    pesos = pasta / "model.safetensors"
+    pesos.write_bytes(pesos.read_bytes()[: pesos.stat().st_size // 2])
+    r = rodar(pasta, gpt2_pequeno, "--so", "2")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "corrompidos" in r.saida or "incompletos" in r.saida
+
+
+def test_outra_arquitetura(llama_tucano, tmp_path, gpt2_pequeno):
+    pasta = tmp_path / "outro"
+    shutil.copytree(llama_tucano, pasta)
+    config = json.loads((pasta / "config.json").read_text(encoding="utf-8"))
+    config["model_type"] = "mistral"
+    (pasta / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    r = rodar(pasta, gpt2_pequeno, "--so", "2")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "do tipo 'mistral'" in r.saida and "família Llama" in " ".join(r.saida.split())
+
+
+def test_pasta_que_nao_existe(tmp_path, gpt2_pequeno):
+    r = rodar(tmp_path / "nada", gpt2_pequeno, "--so", "2")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "não há pasta" in r.saida
+
+
+def test_cp1252_e_60_colunas(llama_tucano, gpt2_pequeno):
+    r = rodar(llama_tucano, gpt2_pequeno, env={"COLUMNS": "60"})
+    assert r.returncode == 0 and "Traceback" not in r.saida + r.erros
+    assert "\ufffd" not in r.saida
+
+
+# ---------------------------------------------------------------- a apostila
+def test_a_apostila_cita_as_contas_que_o_script_faz(llama_tucano, gpt2_pequeno):
+    """Os números que a apostila cita do experimento 4 e das contas: saem da tela e das
+    funções da lição."""
+    por_token = L13.bytes_do_cache_por_token
+    assert por_token(12, 12, 64) == 73_728 and por_token(32, 8, 128, 2) == 131_072
+    assert por_token(30, 3, 64) == 46_080                       # a resposta 1 (SmolLM2)
+    assert "**73.728 bytes**" in APOSTILA and "**131.072 bytes**" in APOSTILA
+    assert "46.080 bytes" in APOSTILA
+    with torch.device("meta"):
+        um = sum(p.numel() for p in L08.BlocoConfiguravel(768, 12, 12, 3072).parameters())
+    assert um == 9_438_720 and 12 * um + 2 * 24_576_000 + 768 == CARTAO
+    assert "12 × 9.438.720 + 2 × 24.576.000 + 768 =\n**162.417.408**" in APOSTILA
+    r = rodar(llama_tucano, gpt2_pequeno, "--so", "4")
+    linhas = [l.split() for l in r.saida.splitlines() if l.startswith("  GPT-2 (124M)")
+              or l.startswith("  Llama 3 8B")]
+    assert [l[-1] for l in linhas] == ["73.728", "131.072"]
