@@ -68,6 +68,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -515,6 +516,88 @@ A_MAO = "nosso laço (atenção à mão)"
 
 
 # ---------------------------------------------------------------- o perfil
+def _primeiros_passos_da_10(ambiente: dict, pasta: Path) -> tuple[float, list[str], list[str]]:
+    """O treino padrão da lição 10 até a contagem de palavras da amostra do passo 100 (o
+    processo para ali): (segundos, as linhas da tabela e das amostras com o tempo
+    mascarado, os avisos do Ritmo)."""
+    comando = [sys.executable, str(RAIZ / "lab" / "10_treino.py"), "--so", "3", "--sem-figuras",
+               "--checkpoint", str(pasta / "ck.pt")]
+    inicio = time.perf_counter()
+    proc = subprocess.Popen(comando, cwd=RAIZ, env=ambiente, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                            encoding="utf-8", errors="replace")
+    linhas, avisos, amostras, no_aviso = [], [], 0, False
+    for linha in proc.stdout:
+        linha = linha.rstrip("\n")
+        if linha.startswith("Ritmo:"):
+            avisos.append(linha)
+            no_aviso = True
+        elif no_aviso and linha and not linha.startswith(" "):
+            avisos[-1] += " " + linha                 # o parágrafo do aviso, quebrado
+        elif linha.startswith("  "):
+            no_aviso = False
+            linhas.append(re.sub(r"\d+,\d s$", "... s", linha))
+        if linha.startswith("  palavras de 3+ letras"):
+            amostras += 1
+            if amostras == 2:
+                break
+    segundos = time.perf_counter() - inicio
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    return segundos, linhas, avisos
+
+
+def medir_ocupada(rodadas_: int) -> bool:
+    """A lição 10 num notebook ocupado: os 100 primeiros passos do treino padrão (até a
+    amostra do passo 100) com a máquina quieta e ao lado de dois processos que ocupam um
+    núcleo cada, intercalados (quieta, ocupada, quieta...). As threads ficam por conta da
+    lição (sem OMP_NUM_THREADS): o Ritmo dela escolhe. Meta: a ocupada em até 3x a quieta
+    (a mediana de cada), com as mesmas perdas e amostras (as linhas iguais, fora o tempo)."""
+    ambiente = {k: v for k, v in os.environ.items()
+                if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OMP_WAIT_POLICY")}
+    ambiente.update(NO_COLOR="1", PYTHONIOENCODING="utf-8", PYTHONUNBUFFERED="1",
+                    HF_HUB_OFFLINE="1")
+    print(f"Lição 10, os 100 primeiros passos do treino padrão, {os.cpu_count()} núcleos; "
+          f"{_rodadas(rodadas_)} de quieta e ocupada (dois processos ocupando um núcleo "
+          "cada), intercaladas.", flush=True)
+    tempos = {"quieta": [], "ocupada": []}
+    referencia, iguais, avisos = None, True, []
+    with tempfile.TemporaryDirectory() as pasta:
+        for rodada in range(rodadas_):
+            for estado in ("quieta", "ocupada"):
+                ocupando = []
+                if estado == "ocupada":
+                    ocupando = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                                for _ in range(2)]
+                    time.sleep(0.5)
+                try:
+                    segundos, linhas, ditos = _primeiros_passos_da_10(ambiente, Path(pasta))
+                finally:
+                    for proc in ocupando:
+                        proc.kill()
+                        proc.wait()
+                tempos[estado].append(segundos)
+                avisos += ditos
+                referencia = referencia or linhas
+                if linhas != referencia:
+                    iguais = False
+                    diferentes = [(a, b) for a, b in zip(referencia, linhas) if a != b]
+                    a, b = diferentes[0] if diferentes else (len(referencia), len(linhas))
+                    print(f"  a saída mudou: {a!r}\n               {b!r}")
+                print(f"  rodada {rodada + 1}, {estado:<7} {num(segundos, 1):>6} s"
+                      f"{'  (o Ritmo trocou de threads)' if ditos else ''}", flush=True)
+    quieta, ocupada = (statistics.median(tempos[e]) for e in ("quieta", "ocupada"))
+    razao = ocupada / quieta
+    print(f"\nMediana: quieta {num(quieta, 1)} s, ocupada {num(ocupada, 1)} s: "
+          f"{_x(razao)} (meta: até 3,00x). Perdas e amostras "
+          f"{'iguais em todas as rodadas' if iguais else 'DIFERENTES entre as rodadas'}.")
+    if avisos:
+        print("O primeiro aviso do Ritmo:")
+        print(textwrap.fill(avisos[0], width=78, initial_indent="  ", subsequent_indent="  "))
+    return razao <= 3 and iguais and len(tempos["quieta"]) > 0
+
+
 def _nome_funcao(arquivo: str, linha: int, funcao: str, espaco: int) -> str:
     """'função (arquivo:linha)' em até `espaco` colunas; o que sobra sai do caminho."""
     if arquivo == "~":  # função embutida: "<built-in method time.sleep>"
@@ -732,6 +815,10 @@ def criar_parser() -> argparse.ArgumentParser:
                    help="tokens gerados em cada medida de --geracao (padrão: 16)")
     p.add_argument("--threads", type=_inteiro_positivo, default=1, metavar="N",
                    help="threads de conta em --geracao (padrão: 1)")
+    p.add_argument("--ocupada", action="store_true",
+                   help="em vez do benchmark das lições, os 100 primeiros passos da lição 10 "
+                   "com a máquina quieta e ao lado de dois processos ocupando a CPU "
+                   "(--repeticoes rodadas de cada); meta: até 3x")
     return p
 
 
@@ -753,6 +840,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--max-rodadas ({args.max_rodadas}) é menor que --repeticoes "
                 f"({args.repeticoes})")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # sem barras em inglês
+    if args.ocupada:
+        return 0 if medir_ocupada(args.repeticoes) else 1
     pasta = preparar_modelo()
     ambiente = dict(os.environ, LAB_MODELO=str(pasta), HF_HUB_OFFLINE="1", NO_COLOR="1",
                     PYTHONIOENCODING="utf-8")

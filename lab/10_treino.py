@@ -213,6 +213,7 @@ from licao import ExperimentoPulado
 from opcoes import uso_errado
 from pesos_gpt2 import contar, exportar   # exportar: o inverso do carregar_gpt2
 from processo import ao_interromper_durante
+from ritmo import Ritmo
 
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
@@ -475,6 +476,8 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
     chama, também o passo 0. Um processo do torchrun que cai para o treino com saída 1."""
     B, T, inicio = args.lote, args.contexto, time.perf_counter()
     yield 0, 0.0
+    ritmo = ritmo_do_treino(rede, treino, args)
+    ritmo.comecar()                  # 1 thread ou todas: o que a máquina entrega agora
     ultimo, janela = time.perf_counter(), []
     gerador = torch.Generator().manual_seed(args.semente)
     with Progresso(args.passos, "treinando") as barra:
@@ -484,6 +487,7 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
                                     parte=distribuido.fatia(B)):
                 historico["lote"].append(distribuido.media(p))   # a perda do lote inteiro
                 agora = time.perf_counter()
+                ritmo.depois_do_passo(agora - ultimo)
                 janela = (janela + [agora - ultimo])[-20:]
                 barra.avancar(descricao=f"passo {inteiro(passo)}, "
                               f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
@@ -497,6 +501,23 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
             dizer("\n" + quebrar(f"O treino parou: {caiu}"))
             dizer_o_que_ficou(arquivo, guardado["passo"])
             sys.exit(1)
+    if ritmo.resumo():
+        dizer(quebrar(ritmo.resumo()))
+
+
+def ritmo_do_treino(rede, treino, args):
+    """O Ritmo do treino (lab/ritmo.py): a sonda é a perda e o backward de um lote fixo,
+    sorteado à parte (não gasta o gerador dos lotes), e os gradientes que ela deixa o passo
+    seguinte zera. Só na CPU e num processo só (o torchrun já fixa as threads)."""
+    x, y = lote(treino, args.lote, args.contexto, torch.Generator().manual_seed(args.semente + 3))
+
+    def sonda():
+        perda(rede, x, y).backward()
+        for p in rede.parameters():
+            p.grad = None
+
+    return Ritmo(torch, sonda, ativo=getattr(args, "dispositivo", "cpu") == "cpu"
+                 and distribuido.mundo() == 1)
 
 
 def dizer_o_que_ficou(arquivo, passo):
