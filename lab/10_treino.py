@@ -501,6 +501,7 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
             dizer("\n" + quebrar(f"O treino parou: {caiu}"))
             dizer_o_que_ficou(arquivo, guardado["passo"])
             sys.exit(1)
+    ritmo.terminar()
     if ritmo.resumo():
         dizer(quebrar(ritmo.resumo()))
 

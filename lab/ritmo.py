@@ -109,6 +109,12 @@ class Ritmo:
         elif self.rever is not None and self.passo >= self.rever:
             self._escolher("")  # com 1 thread: só pode voltar a todas
 
+    def terminar(self) -> None:
+        """Fim do treino: o processo volta às threads de antes (o experimento seguinte
+        começa como começaria sem o Ritmo)."""
+        if self.ativo:
+            self.torch.set_num_threads(self.todas)
+
     def resumo(self) -> str | None:
         """Uma linha para o fim do treino, se o Ritmo trocou alguma vez."""
         if not self.trocas:

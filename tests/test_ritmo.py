@@ -88,6 +88,11 @@ def test_folga_depois_e_volta_a_todas():
     assert m.threads == 2
     assert len(avisos) == 2 and "a CPU folgou" in avisos[1] and "volta a 2 threads" in avisos[1]
     assert r.resumo().startswith("Ritmo: ") and "2 trocas" in r.resumo()
+    m.custo = {2: 0.60, 1: 0.12}
+    _passos(r, m, 20)
+    assert m.threads == 1
+    r.terminar()
+    assert m.threads == 2
 
 
 def test_ocupada_desde_o_comeco():
