@@ -512,7 +512,8 @@ def exp_vocabulario(licao):
     de_um_byte = sum(len(p) == 1 for p in brutos.values())
     dizer(f"  tokens de um byte          {inteiro(de_um_byte):>7}")
     dizer(f"  fusões                     {inteiro(len(ranks)):>7}")
-    dizer(f"  especiais ({', '.join(especiais)}) {inteiro(len(especiais)):>5}")
+    rotulo = f"  especiais ({', '.join(especiais)})"           # o número na coluna 36
+    dizer(f"{rotulo} {inteiro(len(especiais)):>{max(1, 35 - len(rotulo))}}")
     total = de_um_byte + len(ranks) + len(especiais)
     ok = licao.verificar(total == len(tok), "bytes + fusões + especiais = vocabulário")
     dizer(f"  soma                       {inteiro(total):>7}   len(tokenizador) = "
