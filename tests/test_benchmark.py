@@ -232,3 +232,40 @@ def test_perfil_mostra_a_funcao_que_gasta_o_tempo(tmp_path, capsys):
     da_licao = linhas[cabecalhos[1] + 1:]
     assert [l.split()[-2] for l in da_licao] == ["<module>", "experimento_lento",
                                                  "experimento_rapido"]
+
+
+def test_ocupada_le_a_tabela_sem_o_tempo_e_junta_o_aviso_do_ritmo(monkeypatch, tmp_path):
+    """--ocupada: as linhas da lição 10 até a amostra do passo 100, com o tempo mascarado
+    (a ocupada tem de dar as mesmas) e o parágrafo do Ritmo numa linha só."""
+    saida = ["   passo    taxa  treino  validação     tempo\n",
+             "       0            4,88       4,89     0,0 s\n",
+             "  palavras de 3+ letras que existem no texto de treino: 0 de 88 (0 %)\n",
+             "Ritmo: os passos ficaram lentos, de 35 ms para 292 ms (outros programas\n",
+             "disputando a CPU?): a sonda levou 259 ms com 2 threads e 63 ms com 1.\n",
+             "     100  9,8e-4    2,85       2,81    13,9 s\n",
+             "  palavras de 3+ letras que existem no texto de treino: 5 de 90 (6 %)\n",
+             "nunca lida: o processo para na segunda amostra\n"]
+
+    class Linhas(list):
+        def close(self):
+            pass
+
+    class Processo:
+        def __init__(self, *_a, **_k):
+            self.stdout = Linhas(saida)
+
+        def kill(self):
+            pass
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(benchmark.subprocess, "Popen", Processo)
+    _segundos, linhas, avisos = benchmark._primeiros_passos_da_10({}, tmp_path)
+    assert linhas == ["   passo    taxa  treino  validação     tempo",
+                      "       0            4,88       4,89     ... s",
+                      "  palavras de 3+ letras que existem no texto de treino: 0 de 88 (0 %)",
+                      "     100  9,8e-4    2,85       2,81    ... s",
+                      "  palavras de 3+ letras que existem no texto de treino: 5 de 90 (6 %)"]
+    assert avisos == ["Ritmo: os passos ficaram lentos, de 35 ms para 292 ms (outros programas "
+                      "disputando a CPU?): a sonda levou 259 ms com 2 threads e 63 ms com 1."]
