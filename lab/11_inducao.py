@@ -25,6 +25,7 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import contextlib
+import math
 import torch
 GPT2 = importar_licao("06_gpt2").GPT2                    # o modelo da lição 06, sem cópia
 L10 = importar_licao("10_treino")                        # taxa, perda e adamw da lição 10
@@ -59,6 +60,29 @@ def perdas_por_parte(modelo, ids, p, cada=None):
     cada = perda_por_posicao(modelo, ids) if cada is None else cada           # (B, T - 1)
     rep = repetidas(p, ids.shape[1])                                          # (B, T - 1)
     return float(cada[~rep].mean()), float(cada[rep].mean())
+
+
+def piso_na_posicao(t, p, periodos, V):
+    """A menor perda esperada na posição t da parte ao acaso (t < p; o alvo é o token
+    t + 1) de uma sequência de período p, para quem sabe como a tarefa é feita mas não sabe
+    p. Os períodos ainda possíveis ali são os de max(t + 1, a) a b, todos igualmente
+    prováveis; se t + 1 >= a, um deles, p = t + 1, faz do alvo o token 0 (a primeira
+    cópia). O melhor palpite dá w = 1/(b - t) ao token 0 e (1 - w)/V a cada um dos V."""
+    a, b = periodos
+    if t + 1 < a:
+        return math.log(V)                           # alvo sorteado, e nada a copiar
+    w = 1 / (b - t)
+    acerta = -math.log(w + (1 - w) / V)              # o alvo é o token 0
+    if t == p - 1:                                   # o alvo é o token p = token 0
+        return acerta
+    return acerta / V + (V - 1) / V * -math.log((1 - w) / V)   # alvo sorteado entre V
+
+
+def piso_ao_acaso(p, periodos, V):
+    """A menor perda possível na parte ao acaso, a média das posições 0 a p - 1 de cada
+    sequência (os períodos p dela, um por sequência), como perdas_por_parte a calcula."""
+    p = [int(x) for x in p]
+    return sum(piso_na_posicao(t, q, periodos, V) for q in p for t in range(q)) / sum(p)
 
 
 def treinar(modelo, otimizador, passos, B, maxima, aquecimento, gerador, periodos):
@@ -100,6 +124,20 @@ def notas_de_inducao(pesos, p):
     return (peso * valido[None, :, None]).sum((1, 3)) / valido.sum()          # (L, h)
 
 
+def notas_de_inducao_todas(pesos, p):
+    """(L, h): como notas_de_inducao, mas somando o peso em TODAS as posições logo depois de
+    uma ocorrência anterior do token de t (t - p + 1, t - 2p + 1, ... >= 1), como o
+    "prefix matching" de Olsson et al. (2022); a nota da lição conta só a mais recente."""
+    L, B, h, T, _ = pesos.shape
+    t = torch.arange(T, device=pesos.device)
+    volta = t[None, :, None] + 1 - t[None, None, :]            # (1, T, T): t + 1 - s
+    alvo = ((t[None, None, :] >= 1) & (volta >= p[:, None, None])
+            & (volta % p[:, None, None] == 0))                     # (B, T, T): s = t - kp + 1
+    valido = (t[None] >= p[:, None]).to(pesos.dtype)                          # (B, T)
+    peso = (pesos * alvo[None, :, None].to(pesos.dtype)).sum(-1)              # (L, B, h, T)
+    return (peso * valido[None, :, None]).sum((1, 3)) / valido.sum()          # (L, h)
+
+
 def notas_de_token_anterior(pesos):
     """(L, h): o peso médio no token anterior (a nota da lição 03), nas B sequências."""
     return notas_de_padrao(pesos)["no token anterior"].mean(1)                # (L, h)
@@ -128,13 +166,13 @@ def sem_cabecas(modelo, cabecas):
 
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
-__all__ = ["sequencias", "repetidas", "perdas_por_parte", "treinar", "pesos_de_atencao",
-           "notas_de_inducao", "notas_de_token_anterior", "sem_cabecas"]
+__all__ = ["sequencias", "repetidas", "perdas_por_parte", "piso_ao_acaso", "treinar",
+           "pesos_de_atencao", "notas_de_inducao", "notas_de_inducao_todas",
+           "notas_de_token_anterior", "sem_cabecas"]
 
 
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
-import math  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -153,6 +191,7 @@ A_CADA = 50              # passos entre duas linhas da tabela
 AVALIACAO = 128          # sequências fixas em que as perdas e as notas são medidas
 QUEDA = 0.5              # a maior queda entre duas linhas, em nats, para ser uma transição
 SUBIU = 0.3              # uma nota "subiu" quando passou disto (ao acaso: ~1/t)
+ANTERIOR = 0.15          # cabeça de token anterior: o dobro do peso espalhado por igual (~0,07)
 QUEBRA = 0.5             # a cópia quebrou: a perda repetida passa da metade de ln V
 FIXO = 24                # o período da armadilha do experimento 4
 PASSOS_FIXO = 300        # passos da armadilha
@@ -214,6 +253,7 @@ def medir(modelo, ids, p):
     pesos = pesos_de_atencao(modelo, ids[:, :-1])                   # (L, B, h, T-1, T-1)
     return {"aleatória": aleatoria, "repetida": repetida,
             "indução": notas_de_inducao(pesos, p).cpu(),
+            "indução, todas as cópias": notas_de_inducao_todas(pesos, p).cpu(),
             "anterior": notas_de_token_anterior(pesos).cpu()}
 
 
@@ -275,6 +315,17 @@ def nomear(historico):
     todas = sorted(((i, k, float(fim["indução"][i, k])) for i in range(1, L)
                     for k in range(h)), key=lambda c: -c[2])
     return prev, [c for c in todas if c[2] > SUBIU] or todas[:1]
+
+
+def veredito(historico):
+    """O que o treino formou, pelas notas e pela perda no fim: "clássico" (a cabeça de
+    token anterior da camada 0 acima de ANTERIOR e uma de indução acima de SUBIU),
+    "outro jeito" (sem isso, mas a parte repetida abaixo de metade de ln V: copia assim
+    mesmo) ou "sem cópia"."""
+    prev, ind = nomear(historico)
+    if ind and ind[0][2] > SUBIU and prev[2] > ANTERIOR:
+        return "clássico"
+    return "outro jeito" if historico[-1]["repetida"] < QUEBRA * math.log(V) else "sem cópia"
 
 
 _TREINOS = {}
@@ -393,17 +444,26 @@ def exp_tarefa(licao):
     dizer()
     dizer(quebrar(
         f"O modelo lê as posições 0 a {T - 2} e, em cada uma, prevê o token seguinte. Até a "
-        "posição p - 1 o seguinte é sorteado: não há o que aprender, e o melhor palpite é "
-        f"1/{V} para cada token. A partir da posição p, o token atual já apareceu p posições "
-        "antes, e o seguinte é o que veio depois dele lá: dá para saber, SE o modelo achar "
-        "a ocorrência anterior. O período muda de uma sequência para outra: olhar uma "
-        "distância fixa para trás não resolve."))
+        "posição p - 2 o seguinte é sorteado: não há o que aprender, e o melhor palpite é "
+        f"1/{V} para cada token. Da posição p - 1 em diante, o seguinte é uma cópia (o token "
+        "p repete o 0, o p + 1 repete o 1...): dá para saber, SE o modelo achar a ocorrência "
+        "anterior do token atual (e, na posição p - 1, só se soubesse p). O período muda de "
+        "uma sequência para outra: olhar uma distância fixa para trás não resolve."))
+    licao.pausa("a régua e as duas perdas")
     acaso = math.log(V)
+    ids, p = avaliacao(licao.args.semente, (a, b))
     dizer(f"\nA régua: chutar entre os {V} tokens perde ln {V} = {num(acaso, 2)} nats por "
           "token.\nA lição acompanha duas perdas:\n"
-          "  parte ao acaso (posições 0 a p - 1): fica em ln V, faça o modelo o que fizer;\n"
-          f"  parte repetida (posições p a {T - 2}): pode ir a zero.")
-    ids, p = avaliacao(licao.args.semente, (a, b))
+          "  parte ao acaso: as posições 0 a p - 1 (os alvos: os tokens 1 a p);\n"
+          f"  parte repetida: as posições p a {T - 2}; pode ir a zero.")
+    paragrafo(
+        "O piso da parte ao acaso não é ln V: o alvo da posição p - 1 é o token p, que já é "
+        "a cópia do token 0. O melhor que um modelo faz sem saber p, na posição t: até "
+        f"t = {a - 2}, ln {V} (nenhum período acaba ali); de t = {a - 1} em diante, os "
+        f"períodos ainda possíveis são t + 1 a {b}, {b} - t deles, e um faz do alvo o token "
+        f"0: o melhor palpite dá w = 1/({b} - t) ao token 0 e (1 - w)/{V} a cada um dos {V}. "
+        f"A média nas posições da parte ao acaso das {AVALIACAO} sequências fixas: "
+        f"{num(piso_ao_acaso(p, (a, b), V), 2)} nats, o piso.")
     rep = repetidas(p, T)
     fracao = float(rep.float().mean())
     dizer(f"\nNas {AVALIACAO} sequências fixas em que a lição mede as perdas, "
@@ -464,6 +524,7 @@ def exp_treino(licao):
     segundos = time.perf_counter() - inicio
     dizer(f"  ({num(segundos, 0)} s de treino, {num(1000 * segundos / c['passos'], 0)} ms "
           "por passo)")
+    licao.pausa("o resumo do treino")
     resumo_do_treino(licao, historico, L)
     if licao.quer_figuras:
         figura_transicao(licao, historico, L)
@@ -474,8 +535,14 @@ def resumo_do_treino(licao, historico, L):
     x, y, caiu = transicao(historico)
     fim = historico[-1]
     acaso = math.log(V)
-    dizer(f"\nParte ao acaso: de {num(historico[0]['aleatória'], 2)} a "
-          f"{num(fim['aleatória'], 2)} (ln V = {num(acaso, 2)}): não há o que aprender ali.")
+    c = configuracao(licao.args)
+    piso = piso_ao_acaso(avaliacao(c["semente"], c["periodos"])[1], c["periodos"], V)
+    dizer()
+    dizer(quebrar(f"Parte ao acaso: de {num(historico[0]['aleatória'], 2)} a "
+                  f"{num(fim['aleatória'], 2)}, "
+                  + ("acima" if fim["aleatória"] > piso else "abaixo")
+                  + f" do piso de {num(piso, 2)} (ln V = {num(acaso, 2)}): ali quase não há o "
+                  "que aprender."))
     if x is None:
         dizer(quebrar(f"Parte repetida: de {num(historico[0]['repetida'], 2)} a "
                       f"{num(fim['repetida'], 2)}; a maior queda entre duas linhas da tabela "
@@ -497,9 +564,12 @@ def resumo_do_treino(licao, historico, L):
                   f"{inteiro(subiu_prev[0])} e {inteiro(subiu_prev[1])}."))
     if not ind:
         dizer("Cabeça de indução: nenhuma (com 1 bloco não há camada 1).")
+        dizer()
+        dizer(quebrar(frase_do_veredito(historico)))
         return
     fortes = [c for c in ind if c[2] > SUBIU]
     nomes = ", ".join(f"{i}.{k} ({num(n, 2)})" for i, k, n in ind)
+    todas = fim["indução, todas as cópias"]
     subiu = quando_subiu(historico, "indução", ind[0][0], ind[0][1])
     dizer(quebrar((f"Cabeças de indução (camadas 1 em diante, nota acima de {num(SUBIU, 1)} "
                    f"no fim): {nomes}" if fortes else
@@ -507,13 +577,41 @@ def resumo_do_treino(licao, historico, L):
                    f"{nomes}")
                   + f"; a nota da {ind[0][0]}.{ind[0][1]} subiu mais entre os passos "
                   f"{inteiro(subiu[0])} e {inteiro(subiu[1])}."))
-    if x is not None:
+    dizer(quebrar("A nota conta só a cópia mais recente (t - p + 1); somando todas as "
+                  "cópias anteriores (t - p + 1, t - 2p + 1...), como Olsson et al. (2022): "
+                  + ", ".join(f"{i}.{k} {num(float(todas[i, k]), 2)}" for i, k, _ in ind)
+                  + "."))
+    v = veredito(historico)
+    if x is not None and v == "clássico":
         junto = subiu == (x, y)
         dizer(quebrar("A nota de indução subiu mais no mesmo intervalo em que a perda "
                       "repetida caiu mais: a cabeça e a transição são a mesma coisa, vista "
                       "de dois lados." if junto else
                       "A nota de indução subiu mais em outro intervalo que o da queda da "
                       "perda (compare as colunas da tabela)."))
+    dizer()
+    dizer(quebrar(frase_do_veredito(historico)))
+
+
+def frase_do_veredito(historico):
+    """A frase final do experimento 2, escolhida por veredito() (as notas e a perda do fim)."""
+    prev, ind = nomear(historico)
+    repetida, metade = historico[-1]["repetida"], QUEBRA * math.log(V)
+    v = veredito(historico)
+    if v == "clássico":
+        return (f"Veredito: o circuito clássico, de duas cabeças: a de token anterior "
+                f"{prev[0]}.{prev[1]} (acima de {num(ANTERIOR, 2)}) e a de indução "
+                f"{ind[0][0]}.{ind[0][1]} (acima de {num(SUBIU, 1)}).")
+    if v == "outro jeito":
+        return (f"Veredito: sem o circuito clássico (token anterior acima de "
+                f"{num(ANTERIOR, 2)} na camada 0 e indução acima de {num(SUBIU, 1)}), mas a "
+                f"parte repetida terminou em {num(repetida, 2)}, abaixo de {num(metade, 2)} "
+                "(metade de ln V): o modelo aprendeu a copiar de outro jeito. O experimento 3 "
+                "zera uma cabeça por vez e mostra de quais a cópia depende, e para onde elas "
+                "olham (sozinho: --so 3, com as mesmas opções).")
+    return (f"Veredito: sem o circuito clássico, e a parte repetida terminou em "
+            f"{num(repetida, 2)}, acima de {num(metade, 2)} (metade de ln V): este treino "
+            "ainda não copia (experimente mais passos, --passos 1500).")
 
 
 def figura_transicao(licao, historico, L):
@@ -587,6 +685,10 @@ def exp_formou(licao):
         historico, modelo = treino_padrao(licao, c, barra=barra)
     x, y, _ = transicao(historico)
     prev, ind = nomear(historico)
+    classico = veredito(historico) == "clássico"
+    aval, p = avaliacao(licao.args.semente, c["periodos"])
+    intacta, zeradas = ablacao(modelo, aval, p)
+    L, h = len(modelo.h), modelo.h[0].attn.h
     antes_passo = x if x is not None else historico[0]["passo"]
     fim = historico[-1]["passo"]
     antes = modelo_no_passo(licao, historico, antes_passo)
@@ -601,40 +703,42 @@ def exp_formou(licao):
                   + f"; depois: no passo {inteiro(fim)}. Escala de 0 a 1: ' ' abaixo de 0,1, "
                   "'@' acima de 0,9 (a rampa da lição 03)."))
     pesos_a, pesos_d = pesos_de_atencao(antes, ids), pesos_de_atencao(modelo, ids)
-    for nome, cab, olhar in (("token anterior", prev, "t - 1, a diagonal logo abaixo"),
-                             ("indução", ind[0] if ind else None,
-                              f"a coluna t - {periodo - 1}, a partir da linha {periodo}")):
-        if cab is None:
-            continue
+    if classico:     # (rótulo, cabeça, o que ela procura)
+        mapas = [("de token anterior", prev, "o alvo: t - 1, a diagonal logo abaixo"),
+                 ("de indução", ind[0], f"o alvo: a coluna t - {periodo - 1}, a partir da "
+                                        f"linha {periodo}")]
+    else:            # sem as notas do circuito: as cabeças de que a cópia mais depende
+        mapas = [(f"da camada {i}", (i, j, None), "a que mais pesa na ablação, abaixo")
+                 for i, j in (max(((i, j) for j in range(h)), key=zeradas.get)
+                              for i in sorted({0, L - 1}))]
+    for rotulo, cab, olhar in mapas:
         camada, j, _ = cab
-        licao.pausa(f"a cabeça de {nome}, {camada}.{j}")
-        dizer(f"\nCabeça de {nome}, {camada}.{j} (o alvo: {olhar}):")
+        licao.pausa(f"a cabeça {rotulo}, {camada}.{j}")
+        dizer(f"\nCabeça {rotulo}, {camada}.{j} ({olhar}):")
         dizer("\n".join(mapas_lado_a_lado(pesos_a[camada, 0, j], pesos_d[camada, 0, j],
                                           (f"antes (passo {inteiro(antes_passo)})",
                                            f"depois (passo {inteiro(fim)})"))))
     if licao.quer_figuras:
-        figura_atencao(licao, pesos_a, pesos_d, (prev, ind[0] if ind else None),
+        figura_atencao(licao, pesos_a, pesos_d, [(r.removeprefix("de "), cab)
+                                                 for r, cab, _ in mapas],
                        (antes_passo, fim), periodo)
     licao.pausa("a ablação")
-    aval, p = avaliacao(licao.args.semente, c["periodos"])
-    intacta, zeradas = ablacao(modelo, aval, p)
     acaso = math.log(V)
     dizer(f"\nAblação: zero a saída de uma cabeça (antes do c_proj) e meço de novo a perda "
           f"da\nparte repetida. Intacto: {num(intacta, 2)}; ln V = {num(acaso, 2)}.\n")
-    L, h = len(modelo.h), modelo.h[0].attn.h
     dizer("  camada  " + "".join(f"{f'cabeça {j}':>10}" for j in range(h)))
     for camada in range(L):
         dizer(f"  {camada:>6}  " + "".join(f"{num(zeradas[camada, j], 2):>10}"
                                            for j in range(h)))
-    if not ind:
-        dizer("\nSem camada 1, não há cabeça de indução para zerar.")
-        return
     dizer()
     limiar = QUEBRA * acaso
 
     def frase(perda):
         return (f"acima de {num(limiar, 2)} (metade de ln V): a cópia quebra" if perda > limiar
                 else f"abaixo de {num(limiar, 2)}: a cópia segue")
+    if not classico:
+        ablacao_sem_circuito(intacta, zeradas, limiar, frase)
+        return
     cab_prev = prev[:2]
     inducao = [c[:2] for c in ind]
     for i, j in inducao:
@@ -660,18 +764,36 @@ def exp_formou(licao):
                       f"{num(outras[outra], 2)}, {frase(outras[outra])}."))
 
 
+def ablacao_sem_circuito(intacta, zeradas, limiar, frase):
+    """Os vereditos da ablação de um treino sem o circuito clássico (veredito()): cada
+    cabeça pelo nome, sem chamar nenhuma de token anterior ou de indução."""
+    for i, j in sorted(zeradas):
+        dizer(quebrar(f"Sem a {i}.{j}: {num(zeradas[i, j], 2)}, {frase(zeradas[i, j])}."))
+    quebram = [f"{i}.{j}" for i, j in sorted(zeradas) if zeradas[i, j] > limiar]
+    lista = " e ".join([", ".join(quebram[:-1]), quebram[-1]] if len(quebram) > 1 else quebram)
+    dizer()
+    if intacta > limiar:
+        dizer(quebrar(f"Intacto, o modelo já fica acima de {num(limiar, 2)}: não há cópia "
+                      "para quebrar."))
+    elif quebram:
+        dizer(quebrar("Nenhuma cabeça tem as notas do circuito clássico, mas a cópia depende "
+                      f"de {lista}: é por elas que este modelo copia. Os mapas "
+                      "acima mostram para onde olham as que mais pesam."))
+    else:
+        dizer(quebrar("Nenhuma cabeça sozinha quebra a cópia: o trabalho está dividido "
+                      "entre elas."))
+
+
 def figura_atencao(licao, pesos_a, pesos_d, cabecas, passos, periodo):
-    cabecas = [c for c in cabecas if c is not None]
+    """cabecas: [(rótulo, (camada, cabeça, nota))], um par de mapas (antes, depois) por linha."""
     fig, eixos = figuras.figura(6.4, 3.1 * len(cabecas), nrows=len(cabecas), ncols=2,
                                 squeeze=False, margens=(0.5, 0.9, 0.5, 0.5),
                                 ajuste={"wspace": 0.25, "hspace": 0.35})
-    nomes = {0: "token anterior"}
-    for i, (camada, j, _) in enumerate(cabecas):
+    for i, (rotulo, (camada, j, _)) in enumerate(cabecas):
         for k, (pesos, passo) in enumerate(zip((pesos_a, pesos_d), passos)):
             ax = eixos[i, k]
             imagem = ax.imshow(pesos[camada, 0, j].numpy(), cmap="viridis", vmin=0, vmax=1)
-            ax.set_title(f"{camada}.{j} ({nomes.get(camada, 'indução')}), passo "
-                         f"{inteiro(passo)}", fontsize=9)
+            ax.set_title(f"{camada}.{j} ({rotulo}), passo {inteiro(passo)}", fontsize=9)
             ax.set_xlabel("para quem (posição)", fontsize=8)
             ax.set_ylabel("quem olha", fontsize=8)
             figuras.eixos_inteiros(ax, eixo="x")
@@ -702,6 +824,11 @@ def exp_controle(licao):
         dizer(f"  {nome:<34} {num(fim['aleatória'], 2):>7} {num(fim['repetida'], 2):>9} "
               f"{num(float(fim['indução'].max()), 2):>8}")
     dizer("  (perdas no fim; indução: a maior nota entre as cabeças)")
+    pisos = [piso_ao_acaso(avaliacao(c["semente"], c["periodos"])[1], c["periodos"], V)
+             for c in (c1, fixo)]
+    dizer(quebrar(f"O piso da parte ao acaso: {num(pisos[0], 2)} em (a); {num(pisos[1], 2)} em "
+                  f"(b), onde todo período acaba na posição {FIXO - 1} e o alvo dela é sempre o "
+                  "token 0.", recuo=2))
     r1, rf = h1[-1]["repetida"], hf[-1]["repetida"]
     x, _, caiu = transicao(h1)
     alta = r1 > QUEBRA * acaso
@@ -733,7 +860,7 @@ def exp_controle(licao):
 def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
     """A mesma busca em outro modelo: sequências da tarefa com tokens sorteados entre os
     `sorteio` primeiros do vocabulário dele; devolve (notas de indução, notas de token
-    anterior, perda ao acaso, perda repetida)."""
+    anterior, perda ao acaso, perda repetida, o piso da parte ao acaso)."""
     T_ = min(T_, T)
     periodos_ = tuple(min(x, T_ // 2) for x in periodos_)      # duas cópias cabem em T_
     ids, p = sequencias(n, torch.Generator().manual_seed(semente + 5), periodos_, T_, sorteio)
@@ -742,10 +869,11 @@ def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
     # (n x T x V floats) passariam de 300 MB, e a entropia cruzada faz mais duas cópias
     cada = torch.cat([perda_por_posicao(modelo, pedaco) for pedaco in ids.split(8)])
     aleatoria, repetida = perdas_por_parte(modelo, ids, p, cada)
-    return notas_de_inducao(pesos, p), notas_de_token_anterior(pesos), aleatoria, repetida
+    return (notas_de_inducao(pesos, p), notas_de_token_anterior(pesos), aleatoria, repetida,
+            piso_ao_acaso(p, periodos_, sorteio))
 
 
-def mostrar_busca(notas, anteriores, aleatoria, repetida, V_, top=5):
+def mostrar_busca(notas, anteriores, aleatoria, repetida, piso, V_, top=5):
     L, h = notas.shape
     plano = notas.flatten()
     dizer("Nota de indução, as maiores (camada.cabeça):")
@@ -757,8 +885,9 @@ def mostrar_busca(notas, anteriores, aleatoria, repetida, V_, top=5):
                            for i in plano.argsort(descending=True)[:top].tolist()))
     fortes = int((notas > SUBIU).sum())
     dizer(f"Cabeças com nota de indução > {num(SUBIU, 1)}: {fortes} de {L * h}.")
-    dizer(f"Perda: parte ao acaso {num(aleatoria, 2)}, parte repetida {num(repetida, 2)} "
-          f"(ln V = {num(math.log(V_), 2)}).")
+    dizer(quebrar(f"Perda: parte ao acaso {num(aleatoria, 2)}, parte repetida "
+                  f"{num(repetida, 2)} (o piso da parte ao acaso: {num(piso, 2)}; ln V = "
+                  f"{num(math.log(V_), 2)})."))
     copia = repetida < 0.5 * aleatoria
     dizer(quebrar("Na parte repetida a perda cai a menos da metade: o modelo copia, "
                   "como as cabeças de indução fazem." if copia else
@@ -787,11 +916,14 @@ def exp_seu_gpt(licao):
     dizer(quebrar(f"A mesma tarefa, com os {len(tok)} caracteres do alfabeto dele no lugar "
                   "dos tokens (caracteres ao acaso: nada que ele tenha lido), e a mesma "
                   "busca por cabeças.\n"))
-    notas, anteriores, aleatoria, repetida = busca(modelo, len(tok), cfg["contexto"],
-                                                   licao.args.semente)
-    mostrar_busca(notas, anteriores, aleatoria, repetida, len(tok))
+    _, copia = mostrar_busca(*busca(modelo, len(tok), cfg["contexto"], licao.args.semente),
+                             len(tok))
     dizer(quebrar("Ninguém ensinou o seu GPT a copiar: as apostilas repetem palavras e "
-                  "frases, e copiar o que já apareceu baixa a perda."))
+                  "frases, e copiar o que já apareceu baixa a perda." if copia else
+                  "Copiar também baixaria a perda nas apostilas, que repetem palavras e "
+                  "frases, mas este modelo ainda não aprendeu: nesta lição, a transição só "
+                  "veio depois de centenas de passos de uma tarefa que é só cópia. Treine "
+                  "mais (a opção --passos da lição 10) e rode este experimento de novo."))
 
 
 @LICAO.experimento(6)
@@ -804,7 +936,11 @@ def exp_gpt2(licao):
     fortes, _ = mostrar_busca(*busca(modelo, cfg.vocab_size - 1, cfg.n_positions,
                                      licao.args.semente), cfg.vocab_size)
     dizer(quebrar("A lição 04 (experimento 5) achou as mesmas cabeças com um período só, de "
-                  "50 tokens: a nota aqui é a mesma, com o período sorteado por sequência."))
+                  "50 tokens: a nota aqui é a mesma, com o período sorteado por sequência."
+                  if fortes else
+                  "Nenhuma cabeça passou de 0,3 nestes pesos. No GPT-2 de verdade, a lição 04 "
+                  "(experimento 5) achou cabeças de indução com um período só, de 50 tokens: "
+                  "rode as duas com ele e compare."))
 
 
 # ============================================================ a página do treino
