@@ -602,12 +602,16 @@ def exp_inducao(licao):
                   f"{periodos[0]} a {periodos[1]} tokens sorteados entre os "
                   f"{inteiro(len(comuns))} tokens comuns do vocabulário, repetido até o fim. "
                   "Pedaços de palavras ao acaso: nenhum texto que o modelo tenha lido.\n"))
-    pesos = torch.cat([pesos_de_atencao(nosso, x) for x in ids.split(4)], 1)  # (L, n, h, T, T)
-    notas, anteriores = L11.notas_de_inducao(pesos, p), L11.notas_de_token_anterior(pesos)
-    with torch.no_grad():        # de 4 em 4 sequências: os logits de todas, com V = 32.000,
-        cada = torch.cat([F.cross_entropy(nosso(x[:, :-1]).transpose(1, 2), x[:, 1:],
-                                          reduction="none")         # (4, T - 1)
-                          for x in ids.split(4)])                   # passariam de 90 MB
+    notas, anteriores = 0, 0       # as notas da lição 11, de 4 em 4 sequências (os pesos
+    for x, q in zip(ids.split(4), p.split(4)):   # de todas juntas: 21 MB, e as contas copiam)
+        pesos = pesos_de_atencao(nosso, x)                                      # (L, 4, h, T, T)
+        validas = float((T - q).sum()) / float((T - p).sum())   # a nota é média das t >= p
+        notas = notas + L11.notas_de_inducao(pesos, q) * validas                # (L, h)
+        anteriores = anteriores + L11.notas_de_token_anterior(pesos) * len(x) / n
+    with torch.no_grad():        # uma sequência por vez: os logits de todas juntas, com
+        cada = torch.stack(      # V = 32.000, passariam de 90 MB
+            [F.cross_entropy(nosso(x[:, :-1])[0], x[0, 1:], reduction="none")  # (T - 1,)
+             for x in ids.split(1)])                                           # (n, T - 1)
         aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, cada)
     L, h = notas.shape
     for titulo, tabela in (("indução", notas), ("token anterior", anteriores)):
