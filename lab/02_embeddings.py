@@ -244,24 +244,29 @@ def exp_posicoes(licao):
 
 
 def figura_posicoes(cos_wpe, cos_seno, comps, fracoes, nome):
-    """Os dois mapas de cosseno (com a barra de cor) e as 3 componentes principais."""
+    """Os dois mapas de cosseno, a barra de cor deles (num eixo fino, logo ao lado, para
+    não abrir um vão antes do terceiro painel) e as 3 componentes principais."""
     P = cos_wpe.shape[0]
-    fig, eixos = figuras.figura(13, 4.2, ncols=3, margens=(0.7, 0.35, 0.6, 0.4),
-                                ajuste={"wspace": 0.45})
+    fig, (mapa, vao1, seno, barra_ax, vao2, linhas) = figuras.figura(
+        13, 4.2, ncols=6, margens=(0.7, 0.35, 0.6, 0.4), ajuste={"wspace": 0.05},
+        gridspec_kw={"width_ratios": [1, 0.2, 1, 0.05, 0.5, 1.3]})
+    for vao in (vao1, vao2):         # os vãos dos rótulos: do eixo y, da barra e das linhas
+        fig.delaxes(vao)
+    eixos = [mapa, seno, linhas]
     for ax, matriz, titulo in ((eixos[0], cos_wpe, f"wpe de {nome}"),
                                (eixos[1], cos_seno, "senoidal de 2017")):
         imagem = ax.imshow(matriz.float().numpy(), cmap="RdBu_r", vmin=-1, vmax=1)
         ax.set(title=titulo, xlabel="posição", ylabel="posição")
         marcas_de_posicao(ax, P, "x")
         marcas_de_posicao(ax, P, "y")
-    barra = fig.colorbar(imagem, ax=eixos[:2].tolist(), shrink=0.8)
+    barra = fig.colorbar(imagem, cax=barra_ax)
     barra.set_label("cosseno entre as duas posições")
     for i in range(comps.shape[1]):
         eixos[2].plot(range(P), comps[:, i], label=f"CP{i + 1} ({pct(fracoes[i])})")
     eixos[2].set(title="wpe: componentes principais", xlabel="posição",
                  ylabel="valor da componente")
     marcas_de_posicao(eixos[2], P)
-    eixos[2].legend(loc="upper right", fontsize="small", framealpha=0.9)
+    eixos[2].legend(loc="upper right", framealpha=0.9)   # o tamanho do resto do texto
     return fig
 
 
@@ -306,7 +311,7 @@ def figura_normas(normas, npos, nome):
     V = len(normas)
     fig, (ax1, ax2) = figuras.figura(11, 4.2, ncols=2, margens=(0.8, 0.35, 0.6, 0.4),
                                      ajuste={"wspace": 0.28})
-    ax1.plot(range(V), normas.numpy(), ",", alpha=0.4)
+    ax1.plot(range(V), normas.numpy(), ".", markersize=2, alpha=0.3)   # visível no projetor
     ax1.set(title=f"wte de {nome}: norma de cada linha", xlabel="id do token",
             ylabel="norma", xlim=(0, V - 1))
     ax1.xaxis.set_major_locator(MaxNLocator(5, integer=True))

@@ -308,6 +308,7 @@ def test_figuras_eixos_e_barra_de_cor():
     posição 0 em cima nos mapas."""
     fig = L02.figura_normas(torch.rand(50_257), torch.rand(1024), "gpt2")
     ax1, ax2 = fig.axes
+    assert ax1.get_lines()[0].get_markersize() >= 2     # pontos de 1 pixel somem no projetor
     rotulos = [ax1.xaxis.get_major_formatter()(x) for x in ax1.get_xticks()]
     assert any("." in r for r in rotulos) and not any("," in r or "e" in r for r in rotulos)
     assert ax1.get_xlim() == (0, 50_256) and len(ax1.get_xticks()) <= 6
@@ -316,7 +317,14 @@ def test_figuras_eixos_e_barra_de_cor():
     assert ax1.get_title() == "wte de gpt2: norma de cada linha"
     cos = torch.rand(1024, 1024) * 2 - 1
     fig = L02.figura_posicoes(cos, cos, torch.rand(1024, 3), [0.1, 0.05, 0.02], "gpt2")
-    mapa, _seno, linhas, barra = fig.axes
+    mapa, seno, barra, linhas = fig.axes
     assert barra.get_ylabel() == "cosseno entre as duas posições"
+    # issue 40: a barra fica logo ao lado do 2º mapa, e o painel das componentes logo depois
+    # dela (havia um vão largo), com a legenda no tamanho do resto do texto, não menor
+    largura = fig.get_figwidth()
+    assert 0 < (barra.get_position().x0 - seno.get_position().x1) * largura < 0.3
+    assert (linhas.get_position().x0 - barra.get_position().x1) * largura < 1.8   # era 2,3
+    legenda = linhas.get_legend().get_texts()[0].get_fontsize()
+    assert legenda >= linhas.xaxis.label.get_fontsize()
     assert mapa.get_ylim() == (1023.5, -0.5) and mapa.get_xlim() == (-0.5, 1023.5)
     assert linhas.get_xlim() == (0, 1023) and mapa.get_title() == "wpe de gpt2"
