@@ -33,7 +33,8 @@ class Llama(nn.Module):
     def __init__(self, camadas, d, h, kv, largura, vocab, base=10_000.0, eps=1e-5,
                  amarrada=False):
         super().__init__()
-        self.embed = nn.Embedding(vocab, d)
+        sorteio = torch.empty(vocab, d).uniform_(-0.05, 0.05)   # o normal_ padrão custa 1 s
+        self.embed = nn.Embedding(vocab, d, _weight=sorteio)   # de importações no 'meta'
         self.blocos = nn.ModuleList(L08.BlocoConfiguravel(d, h, kv, largura)
                                     for _ in range(camadas))
         self.norm = L08.normalizador("rmsnorm", d, False)
@@ -200,6 +201,7 @@ FORMA_160M = dict(camadas=12, d=768, h=12, kv=12, largura=3072, vocab=32_000, am
 NO_CARTAO = 162_417_408               # "Size: 162,417,408 parameters" (o cartão do modelo)
 TETO_K = 1e-5                         # as chaves do cache contra as giradas à mão
 SORTEIO = dict(temperatura=0.8, top_k=40, top_p=0.9)   # as regras da lição 07
+SORTEADOS = 16                        # tokens do texto sorteado (o guloso tem --novos)
 BUSCA = dict(n=16, T=48, periodos=(8, 20))             # a tarefa da lição 11
 SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça formada
 
@@ -492,7 +494,7 @@ def exp_geracao(licao):
     dizer("Os tokens gerados:")
     dizer(em_linhas([peca(tok, i) for i in nossos]))
     gerador = torch.Generator().manual_seed(licao.args.semente)
-    sorteados = gerar(nosso, ids, n, geradores=[gerador], **SORTEIO)[0, T:]
+    sorteados = gerar(nosso, ids, min(n, SORTEADOS), geradores=[gerador], **SORTEIO)[0, T:]
     dizer(f"\nSorteado como na lição 07 (temperatura {num(SORTEIO['temperatura'], 1)}, "
           f"top-k {SORTEIO['top_k']}, top-p {num(SORTEIO['top_p'], 1)}, semente "
           f"{licao.args.semente}):")
@@ -561,8 +563,9 @@ def exp_dentro(licao):
 # ============================================================ experimento 6
 @torch.no_grad()
 def pesos_de_atencao(modelo, ids):
-    """Os pesos de atenção de todas as cabeças: (L, B, h, T, T). Cada bloco entrega a
-    entrada da sua atenção (com a RMSNorm e a rotação) a um gancho que refaz Q e K."""
+    """(pesos de atenção de todas as cabeças (L, B, h, T, T), logits (B, T, V)) numa passada.
+    Cada bloco entrega a entrada da sua atenção (com a RMSNorm e a rotação) a um gancho
+    que refaz Q e K."""
     pesos = []
 
     def anotar(attn, args):
@@ -577,11 +580,11 @@ def pesos_de_atencao(modelo, ids):
 
     ganchos = [b.attn.register_forward_pre_hook(anotar) for b in modelo.blocos]
     try:
-        modelo(ids)
+        logits = modelo(ids)                                          # (B, T, V)
     finally:
         for g in ganchos:
             g.remove()
-    return torch.stack(pesos)                                         # (L, B, h, T, T)
+    return torch.stack(pesos), logits                                 # (L, B, h, T, T)
 
 
 def tokens_comuns(tok, V):
@@ -602,17 +605,13 @@ def exp_inducao(licao):
                   f"{periodos[0]} a {periodos[1]} tokens sorteados entre os "
                   f"{inteiro(len(comuns))} tokens comuns do vocabulário, repetido até o fim. "
                   "Pedaços de palavras ao acaso: nenhum texto que o modelo tenha lido.\n"))
-    notas, anteriores = 0, 0       # as notas da lição 11, de 4 em 4 sequências (os pesos
-    for x, q in zip(ids.split(4), p.split(4)):   # de todas juntas: 21 MB, e as contas copiam)
-        pesos = pesos_de_atencao(nosso, x)                                      # (L, 4, h, T, T)
-        validas = float((T - q).sum()) / float((T - p).sum())   # a nota é média das t >= p
-        notas = notas + L11.notas_de_inducao(pesos, q) * validas                # (L, h)
-        anteriores = anteriores + L11.notas_de_token_anterior(pesos) * len(x) / n
-    with torch.no_grad():        # uma sequência por vez: os logits de todas juntas, com
-        cada = torch.stack(      # V = 32.000, passariam de 90 MB
-            [F.cross_entropy(nosso(x[:, :-1])[0], x[0, 1:], reduction="none")  # (T - 1,)
-             for x in ids.split(1)])                                           # (n, T - 1)
-        aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, cada)
+    notas, anteriores, cada = 0, 0, []   # uma sequência por vez: os logits de todas juntas,
+    for x, q in zip(ids.split(1), p.split(1)):           # com V = 32.000, passam de 90 MB
+        pesos, logits = pesos_de_atencao(nosso, x)           # (L, 1, h, T, T), (1, T, V)
+        notas = notas + L11.notas_de_inducao(pesos, q) * float(T - q) / float((T - p).sum())
+        anteriores = anteriores + L11.notas_de_token_anterior(pesos) / n      # (L, h)
+        cada.append(F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none"))  # (T - 1,)
+    aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, torch.stack(cada))  # (n, T-1)
     L, h = notas.shape
     for titulo, tabela in (("indução", notas), ("token anterior", anteriores)):
         plano = tabela.flatten()
