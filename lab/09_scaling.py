@@ -518,13 +518,13 @@ def exp_inferencia(licao):
           "Custo de vida útil = 6 N D_treino + 2 N D_inferência.\n"
           f"Nenhum N abaixo de {grande(n_minimo(alvo))} chega a essa perda, nem com infinitos "
           "tokens.\n")
-    dizer(f"  {'inferência':>10} {'N ótimo':>8} {'D treino':>9} {'D/N':>6} {'treino':>9} "
+    dizer(f"  {'inferência':>10} {'N ótimo':>8} {'D treino':>9} {'D/N':>8} {'treino':>9} "
           f"{'total':>9}")
     demandas = sorted({0.0, 1e12, 1e13, 1e14, 1e15, Dinf})
     otimos = {Di: otimo_com_inferencia(alvo, Di) for Di in demandas}
     for Di, (N, D) in otimos.items():
         dizer(f"  {cientifico(Di) if Di else '0':>10} {grande(N):>8} {grande(D):>9} "
-              f"{razao(D / N):>6} {cientifico(custo_treino(N, D)):>9} "
+              f"{razao(D / N):>8} {cientifico(custo_treino(N, D)):>9} "
               f"{cientifico(custo_total(N, alvo, Di)):>9}")
     dizer(f"\nO Llama 3 8B seria o ótimo com "
           f"{cientifico(demanda_que_torna_otimo(LLAMA3_8B[0], alvo))} tokens de inferência.\n")
@@ -532,7 +532,7 @@ def exp_inferencia(licao):
     licao.pausa("a varredura em N: o custo de errar")
     dizer(f"Varredura em N com {cientifico(Dinf)} tokens de inferência "
           "(--tokens-inferencia):")
-    dizer(f"  {'N':>7} {'D treino':>9} {'D/N':>6} {'treino':>9} {'inferência':>10} "
+    dizer(f"  {'N':>7} {'D treino':>9} {'D/N':>8} {'treino':>9} {'inferência':>10} "
           f"{'total':>9} {'/ mínimo':>8}")
     minimo = custo_total(N0, alvo, Dinf)
     for N in sorted({N0 * f for f in (0.5, 0.7, 1.0, 1.5)} | {nc, float(LLAMA3_8B[0])}):
@@ -541,7 +541,7 @@ def exp_inferencia(licao):
             dizer(f"  {grande(N):>7}  não chega à perda alvo")
             continue
         total = custo_total(N, alvo, Dinf)
-        dizer(f"  {grande(N):>7} {grande(D):>9} {razao(D / N):>6} "
+        dizer(f"  {grande(N):>7} {grande(D):>9} {razao(D / N):>8} "
               f"{cientifico(custo_treino(N, D)):>9} {cientifico(custo_inferencia(N, Dinf)):>10} "
               f"{cientifico(total):>9} {num(total / minimo, 2):>8}")
     dizer()
