@@ -381,3 +381,15 @@ def test_plano_de_90_minutos():
             assert opcao in ajuda, opcao
         so = re.search(r"--so (\d+)", comando)
         assert not so or 1 <= int(so.group(1)) <= len(L06.LICAO.titulos)
+
+
+def test_um_so_pico_de_memoria():
+    """Issue 40: a apostila dava dois picos para a mesma lição ("perto de 1 GiB" e "perto de
+    0,9 GiB"). Agora os dois lugares dizem a mesma faixa, e o 0,90 GiB é a conta citada:
+    1,94 vezes os 474,7 MiB dos pesos do gpt2."""
+    assert TEXTO.count("pico de memória da lição inteira fica entre 0,9 e 1 GiB") == 2
+    assert "perto de 1 GiB" not in TEXTO and "perto de 0,9 GiB" not in TEXTO
+    pesos = 4 * 124_439_808                          # os 474,7 MiB em fp32 do gpt2
+    assert console.tamanho(pesos) == "474,7 MiB"
+    assert console.num(1.94 * pesos / 2**30, 2) == "0,90"
+    diz("1,94 vezes os 474,7 MiB dos pesos, 0,90 GiB")
