@@ -182,8 +182,10 @@ def test_raiz_de_L_medida():
 def test_ln_f_duas_vezes_sem_numero_sem_fonte():
     """Issue 40: a apostila citava "cerca de 12 %" sem fonte; agora cita a frase que o
     experimento 4 imprime, medida no modelo carregado (test_05_block confere a conta)."""
-    diz("`Com o ln_f aplicado duas vezes no último estado, o token mais provável mudaria em\n"
-        "k de N posições`")
+    diz("numa frase que começa com `Com o ln_f aplicado duas vezes no último estado`: em quantas "
+        "das posições das duas frases o token mais provável mudaria")
+    assert L05.frase_ln_f_duas_vezes(1, 9).startswith(
+        "Com o ln_f aplicado duas vezes no último estado")
     assert "12 %" not in TEXTO
 
 
