@@ -767,21 +767,20 @@ def exp_formou(licao):
 def ablacao_sem_circuito(intacta, zeradas, limiar, frase):
     """Os vereditos da ablação de um treino sem o circuito clássico (veredito()): cada
     cabeça pelo nome, sem chamar nenhuma de token anterior ou de indução."""
+    if intacta > limiar:
+        dizer(quebrar(f"Intacto, o modelo já fica acima de {num(limiar, 2)}: não há cópia "
+                      "para quebrar."))
+        return
     for i, j in sorted(zeradas):
         dizer(quebrar(f"Sem a {i}.{j}: {num(zeradas[i, j], 2)}, {frase(zeradas[i, j])}."))
     quebram = [f"{i}.{j}" for i, j in sorted(zeradas) if zeradas[i, j] > limiar]
     lista = " e ".join([", ".join(quebram[:-1]), quebram[-1]] if len(quebram) > 1 else quebram)
     dizer()
-    if intacta > limiar:
-        dizer(quebrar(f"Intacto, o modelo já fica acima de {num(limiar, 2)}: não há cópia "
-                      "para quebrar."))
-    elif quebram:
-        dizer(quebrar("Nenhuma cabeça tem as notas do circuito clássico, mas a cópia depende "
-                      f"de {lista}: é por elas que este modelo copia. Os mapas "
-                      "acima mostram para onde olham as que mais pesam."))
-    else:
-        dizer(quebrar("Nenhuma cabeça sozinha quebra a cópia: o trabalho está dividido "
-                      "entre elas."))
+    dizer(quebrar("Nenhuma cabeça tem as notas do circuito clássico, mas a cópia depende "
+                  f"de {lista}: é por elas que este modelo copia. Os mapas acima mostram "
+                  "para onde olham as que mais pesam." if quebram else
+                  "Nenhuma cabeça sozinha quebra a cópia: o trabalho está dividido entre "
+                  "elas."))
 
 
 def figura_atencao(licao, pesos_a, pesos_d, cabecas, passos, periodo):
