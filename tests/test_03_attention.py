@@ -387,7 +387,7 @@ def test_frase_do_gpt2_real_cabe_numa_tela():
 
 
 def test_notas_para_o_professor_numeros():
-    """124.439.808 parâmetros (FACTS.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
+    """124.439.808 parâmetros (fatos.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
     from carregar_gpt2 import PARAMETROS_GPT2
 
     L, d, V, P = 12, 768, 50257, 1024

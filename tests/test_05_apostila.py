@@ -291,7 +291,7 @@ def test_exercicio_4_a_mao():
     resposta(f"48 blocos = {inteiro(L * bloco)}; "
              f"`ln_f` = 2 × 1.600 = {inteiro(2 * d)}")
     total = V * d + P * d + L * bloco + 2 * d
-    assert total == 1_557_611_200  # FACTS.md
+    assert total == 1_557_611_200  # fatos.md
     resposta(f"**{inteiro(bloco)}** parâmetros")
     resposta(f"Total: **{inteiro(total)}**")
 

@@ -1,5 +1,5 @@
 """Lição 05: o bloco contra o GPT2Block do transformers, Pre-LN x Post-LN medido,
-logit lens e normas contra contas independentes, contagens e GELU contra FACTS.md."""
+logit lens e normas contra contas independentes, contagens e GELU contra fatos.md."""
 from __future__ import annotations
 
 import math

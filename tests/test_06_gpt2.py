@@ -2,7 +2,7 @@
 
 Oráculos: os logits e o generate() do transformers nos mesmos pesos (num GPT-2
 pequeno salvo em disco e num GPT-2 de tamanho real, 12 x 768, com pesos
-aleatórios), as contagens de ../shared/FACTS.md e a fórmula fechada.
+aleatórios), as contagens de tests/apoio/fatos.md e a fórmula fechada.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
 
 licao = encanamento.importar_licao("06_gpt2")
 
-# Números conferidos em FACTS.md (seção GPT-2).
+# Números conferidos em fatos.md (seção GPT-2).
 TOTAIS = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168,
           "gpt2-large": 774_030_080, "gpt2-xl": 1_557_611_200}
 POR_BLOCO = {"gpt2": 7_087_872, "gpt2-medium": 12_596_224,
@@ -326,7 +326,7 @@ def test_contagens_dos_quatro_tamanhos():
 
 def test_numeros_da_apostila():
     """As contas do texto corrido da apostila (seções 2, 3 e 5), refeitas no nosso GPT2 e no
-    GPT2LMHeadModel montados no meta device, conferidas contra FACTS.md e contra o texto."""
+    GPT2LMHeadModel montados no meta device, conferidas contra fatos.md e contra o texto."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     texto = " ".join((RAIZ / "apostilas" / "06_gpt2.md").read_text(encoding="utf-8").split())
@@ -358,7 +358,7 @@ def test_numeros_da_apostila():
     assert f"duas cópias em fp32 são {console.tamanho(2 * large)}" in texto
     assert f"o gpt2-large cabe ({console.tamanho(licao.necessidade(large))})" in texto
     assert f"não caberia ({console.tamanho(licao.necessidade(large, copias=2))})" in texto
-    # o README do openai/gpt-2 (FACTS.md): as contagens originais estavam erradas
+    # o README do openai/gpt-2 (fatos.md): as contagens originais estavam erradas
     assert "as contagens originais estavam erradas, por um erro" in texto
 
 
@@ -528,7 +528,7 @@ def test_modelo_maior_sem_rede_avisa(tmp_path):
 
 # ------------------------------------------------------------ a fórmula fechada
 def test_parametros_gpt2_e_a_contagem_do_transformers():
-    """A fórmula da lição contra FACTS.md, contra o GPT2LMHeadModel (meta) em outros
+    """A fórmula da lição contra fatos.md, contra o GPT2LMHeadModel (meta) em outros
     tamanhos e vocabulários, e contra a tabela que carregar_gpt2 usa para a memória."""
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -3,7 +3,7 @@
 Oráculos: os logits processors do transformers (TemperatureLogitsWarper,
 TopKLogitsWarper, TopPLogitsWarper) nos mesmos logits; o generate() nos mesmos
 pesos, guloso e sorteado com a mesma semente; os logits sem cache do
-GPT2LMHeadModel; a fórmula fechada do cache (FACTS.md: 72 KiB por token no gpt2);
+GPT2LMHeadModel; a fórmula fechada do cache (fatos.md: 72 KiB por token no gpt2);
 a entropia e a mediana recalculadas aqui a partir do que o script imprime.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Lição 08: cada experimento contra um oráculo independente.
 
-Contagens contra fórmulas fechadas, FACTS.md e o LlamaForCausalLM do transformers
+Contagens contra fórmulas fechadas, fatos.md e o LlamaForCausalLM do transformers
 (montado sem memória); o bloco moderno contra o LlamaDecoderLayer; o preset de 2019
 contra o Bloco da lição 05; RoPE contra apply_rotary_pos_emb; o treino do
 experimento 8 em várias sementes, e as que a apostila cita também com os pesos
@@ -54,7 +54,7 @@ def test_2017_base_e_big_batem_com_facts():
         t = dict(L.TAMANHOS[nome], nome=nome)
         total = L.contar_componentes(L.ANOS["2017"], t)["total"]
         assert total == contagem_2017(t["d"], t["ffn"], t["camadas"], 37_000)
-        assert milhoes(total) == esperado                    # FACTS.md: 63.1M e 214.2M
+        assert milhoes(total) == esperado                    # fatos.md: 63.1M e 214.2M
 
 
 def test_nenhum_vocabulario_da_65M_e_213M():

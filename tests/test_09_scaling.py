@@ -2,7 +2,7 @@
 
 Oráculos independentes: a contagem fechada das multiplicações de matrizes, o
 GPT2LMHeadModel do transformers contado pelo mesmo FlopCounterMode, os números
-de FACTS.md (régua, reajuste de Besiroglu et al., pontos de Sardana et al. com
+de fatos.md (régua, reajuste de Besiroglu et al., pontos de Sardana et al. com
 o reajuste) e buscas em grade feitas aqui com numpy, sem o código da lição.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ L06 = importar_licao("06_gpt2")          # o GPT2 que a lição conta
 def parametros(modelo) -> int:
     return sum(p.numel() for p in modelo.parameters())   # o peso amarrado conta uma vez
 
-# Constantes do reajuste (Besiroglu et al. 2024), copiadas de FACTS.md, não da lição.
+# Constantes do reajuste (Besiroglu et al. 2024), copiadas de fatos.md, não da lição.
 E, A, B, ALFA, BETA = 1.8172, 482.01, 2085.43, 0.3478, 0.3658
 
 
@@ -109,7 +109,7 @@ def test_gpt2_pequeno_em_meta_da_2N_e_6N():
     with torch.device("meta"):
         modelo = L06.GPT2()
     N = parametros(modelo)
-    assert N == 124_439_808                                   # FACTS.md
+    assert N == 124_439_808                                   # fatos.md
     ida1 = licao.flops_por_token(modelo, 1, treino=False)
     total1 = licao.flops_por_token(modelo, 1, treino=True)
     assert ida1 == flops_fechados(12, 768, 50257, 1)
@@ -171,10 +171,10 @@ def test_reajuste_e_eq10_contra_facts():
     assert (r.E, r.A, r.B, r.alfa, r.beta) == (E, A, B, ALFA, BETA)
     assert (q.E, q.A, q.B, q.alfa, q.beta) == (1.69, 406.4, 410.7, 0.34, 0.28)
     N, D = licao.REAJUSTE.otimo(5.76e23)
-    assert N == pytest.approx(72.3e9, rel=0.005)               # FACTS: 72,3B
+    assert N == pytest.approx(72.3e9, rel=0.005)               # fatos.md: 72,3B
     assert D / N == pytest.approx(18.4, abs=0.05)              # a 18,4 tokens por parâmetro
     N10, D10 = licao.EQ10.otimo(5.76e23)
-    assert D10 / N10 == pytest.approx(93, abs=1)               # FACTS: ~93, não 20
+    assert D10 / N10 == pytest.approx(93, abs=1)               # fatos.md: ~93, não 20
     for C in (1e19, 1e22, 1e25):                               # "cerca de 20" no reajuste
         Nr, Dr = licao.REAJUSTE.otimo(C)
         assert 15 < Dr / Nr < 25
@@ -184,13 +184,13 @@ def test_kaplan_contra_a_tabela_6_e_a_tabela_3():
     N, D = licao.otimo_kaplan(2 * 8.64e19)                    # C_min = 1 PF-dia
     assert N == pytest.approx(1.3e9)
     assert 6 * N * D == pytest.approx(2 * 8.64e19)
-    # FACTS.md: o apêndice do Chinchilla lê Kaplan como 4,68B em 1e21 FLOPs (C = 2 C_min)
+    # fatos.md: o apêndice do Chinchilla lê Kaplan como 4,68B em 1e21 FLOPs (C = 2 C_min)
     assert licao.otimo_kaplan(1e21)[0] == pytest.approx(4.68e9, rel=2e-3)
     n1, _ = licao.otimo_kaplan(1e22)
     n2, _ = licao.otimo_kaplan(1e23)
     assert n2 / n1 == pytest.approx(10 ** 0.73)
     tabela = {round(n / 1e6): (c, t) for n, c, t in licao.TABELA3}
-    assert tabela[67_000] == (5.76e23, 1.5e12)                 # FACTS.md, tabela 3
+    assert tabela[67_000] == (5.76e23, 1.5e12)                 # fatos.md, tabela 3
     assert tabela[400] == (1.92e19, 8.0e9)
     assert len(licao.TABELA3) == 7
     for n, c, _ in licao.TABELA3:                              # "no máximo 15 %" (apostila)
@@ -224,7 +224,7 @@ def test_otimo_com_inferencia_contra_facts(Dinf, N_ref):
     assert alvo == pytest.approx(2.022, abs=5e-4)
     assert alvo == pytest.approx(perda(8_030_261_248, 15e12))
     N, D = licao.otimo_com_inferencia(alvo, Dinf)
-    assert N == pytest.approx(N_ref, rel=0.03)                 # pontos de FACTS.md
+    assert N == pytest.approx(N_ref, rel=0.03)                 # pontos de fatos.md
     assert N == pytest.approx(otimo_inferencia_em_grade(alvo, Dinf), rel=1e-4)
     assert perda(N, D) == pytest.approx(alvo, abs=1e-9)        # a qualidade ficou fixa
     if Dinf == 0:
@@ -285,7 +285,7 @@ def test_script_inteiro(execucao_completa):
     linhas = r.saida.splitlines()
     assert linhas[0] == "Lição 09 · Leis de escala"
     assert max(len(x) for x in linhas if not x.startswith("Figura salva:")) <= 80
-    # números que a apostila cita, conferidos contra FACTS.md na saída do script
+    # números que a apostila cita, conferidos contra fatos.md na saída do script
     for trecho in ("124.439.808", "3,15e23", "5,04e23", "5,88e23", "7,20e23", "1.875",
                    "94x", "33,9B", "23,3B", "13,5B", "8,75B", "6,77B", "92,6 tokens",
                    "5,76e23 FLOPs para o Gopher (Rae et al.) e 6,3e23 para o", "4,68B"):
@@ -479,7 +479,7 @@ def test_respostas_3_e_4_sao_as_contas_das_leis():
 
 
 def REAJUSTE_OTIMO(C):
-    """Ótimo do reajuste com as constantes de FACTS.md (não as da lição)."""
+    """Ótimo do reajuste com as constantes de fatos.md (não as da lição)."""
     a = BETA / (ALFA + BETA)
     G = (ALFA * A / (BETA * B)) ** (1 / (ALFA + BETA))
     N = G * (C / 6) ** a

@@ -7,6 +7,7 @@ encanamento passa de 500 linhas.
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,15 @@ def test_a_base_nao_importa_nada_do_lab():
 def test_nenhum_modulo_do_encanamento_passa_de_500_linhas(caminho):
     linhas = len(caminho.read_text(encoding="utf-8").splitlines())
     assert linhas <= LIMITE_DE_LINHAS, f"{caminho.name}: {linhas} linhas"
+
+
+def test_os_testes_so_citam_arquivos_do_repositorio():
+    """Os números que um teste cita de fora (artigos, relatórios) estão em tests/apoio/fatos.md,
+    com a fonte; nenhum teste manda ler um arquivo que não está no repositório."""
+    testes = Path(__file__).resolve().parent
+    fatos = testes / "apoio" / "fatos.md"
+    assert fatos.is_file()
+    for arquivo in sorted(testes.rglob("*.py")):
+        texto = arquivo.read_text(encoding="utf-8")
+        for fora in ("../" + "shared", "FACTS" + ".md"):   # (escritos assim para não se acharem)
+            assert fora not in texto, f"{arquivo.name} cita {fora}"

@@ -197,7 +197,7 @@ def test_modelo_grande_sem_rede_manda_baixar_esse_modelo(tmp_path, monkeypatch):
 
 
 def _parametros_gpt2(L, d, V=50257, P=1024):
-    """12d² + 13d por bloco, wte, wpe e ln_f (FACTS.md), contado à parte."""
+    """12d² + 13d por bloco, wte, wpe e ln_f (fatos.md), contado à parte."""
     return V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d
 
 
