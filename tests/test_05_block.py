@@ -223,51 +223,20 @@ def test_ctrl_c_no_treino_para_ja():
     processo abortava: "terminate called without an active exception"). Com 100.000
     passos, esperar o treino acabar levaria horas; o teste exige que pare antes de 60 s
     (esta máquina é lenta para sair: só importar o torch e sair pode levar segundos)."""
-    pty = pytest.importorskip("pty")
-    import select
+    pytest.importorskip("pty")
     import signal
-    import subprocess
-    import sys
-    import time
 
-    mestre, escravo = pty.openpty()
-    ambiente = dict(os.environ, COLUMNS="80", TERM="xterm", NO_COLOR="1", HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(RAIZ / "lab" / "05_block.py"), "--so", "2", "--sem-figuras",
-         "--passos", "100000"], stdin=escravo, stdout=escravo, stderr=escravo,
-        env=ambiente, cwd=RAIZ)
-    os.close(escravo)
-    saida = b""
+    from terminal import Pty
 
-    def ler(segundos):
-        nonlocal saida
-        fim = time.monotonic() + segundos
-        while time.monotonic() < fim:
-            pronto, _, _ = select.select([mestre], [], [], 0.05)
-            if pronto:
-                try:
-                    dados = os.read(mestre, 4096)
-                except OSError:
-                    return
-                if not dados:
-                    return
-                saida += dados
-
-    try:
-        inicio = time.monotonic()
-        while not re.search(rb" [1-9][0-9]*/200004", saida):  # o treino já deu passos
-            assert time.monotonic() - inicio < 200, saida[-500:]
-            ler(0.2)
-        proc.send_signal(signal.SIGINT)
-        ler(0.1)
-        proc.send_signal(signal.SIGINT)       # o aluno impaciente aperta de novo
-        ler(60)
-        codigo = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(mestre)
-    texto = saida.decode("utf-8", "replace")
+    with Pty([RAIZ / "lab" / "05_block.py", "--so", "2", "--sem-figuras", "--passos", "100000"],
+             RAIZ) as t:
+        t.esperar(rb" [1-9][0-9]*/200004")            # o treino já deu passos
+        t.sinal(signal.SIGINT)
+        t.ler(0.1)
+        t.sinal(signal.SIGINT)                        # o aluno impaciente aperta de novo
+        t.ler(60)
+        codigo = t.codigo()
+    texto = t.texto
     # 130; ou, se o 2º Ctrl+C cai na finalização do torch (segundos nesta máquina), o
     # processo morre pelo próprio SIGINT, que o terminal também mostra como 130
     assert codigo in (130, -signal.SIGINT), texto[-800:]

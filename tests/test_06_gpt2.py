@@ -18,6 +18,7 @@ import licao as encanamento
 import pesos_gpt2
 from conftest import RAIZ, rodar_script
 from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
+from perturbar import perturbar
 
 licao = encanamento.importar_licao("06_gpt2")
 
@@ -28,19 +29,6 @@ POR_BLOCO = {"gpt2": 7_087_872, "gpt2-medium": 12_596_224,
              "gpt2-large": 19_677_440, "gpt2-xl": 30_740_800}
 ARTIGO = {"gpt2": 117, "gpt2-medium": 345, "gpt2-large": 762, "gpt2-xl": 1542}
 STATE_DICT_GPT2 = 163_037_184   # soma do state_dict(): a cabeça amarrada conta duas vezes
-
-
-def perturbar(modelo, semente=1):
-    """Sorteia os vieses (nascem 0) e os ganhos do LayerNorm (nascem 1): assim um viés ou
-    um LayerNorm copiado no lugar errado também muda os logits. As matrizes já são sorteadas."""
-    g = torch.Generator().manual_seed(semente)
-    with torch.no_grad():
-        for nome, p in modelo.named_parameters():
-            if p.dim() == 1:
-                ruido = torch.randn(p.shape, generator=g)
-                p.copy_(1 + 0.1 * ruido if ".ln_" in nome and nome.endswith("weight")
-                        else 0.02 * ruido)
-    return modelo
 
 
 def nosso_de(hf):

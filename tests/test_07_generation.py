@@ -20,6 +20,7 @@ from copia_do_aluno import copia_da_licao, rodar_copia
 import pesos_gpt2
 from console import inteiro, num, pct, quebrar, tamanho
 from licao import importar_licao
+from perturbar import perturbar
 from terminal import Tela, sem_tmux
 
 licao = importar_licao("07_generation")
@@ -28,28 +29,12 @@ L06 = importar_licao("06_gpt2")
 APOSTILA = RAIZ / "apostilas" / "07_generation.md"
 
 
-def perturbar(modelo, semente=1):
-    """Vieses e ganhos sorteados e notas de atenção maiores: num GPT-2 recém-criado a
-    atenção é quase uniforme e um erro de posição ou de máscara quase não apareceria."""
-    g = torch.Generator().manual_seed(semente)
-    with torch.no_grad():
-        for nome, p in modelo.named_parameters():
-            if p.dim() == 1:
-                ruido = torch.randn(p.shape, generator=g)
-                p.copy_(1 + 0.1 * ruido if ".ln_" in nome and nome.endswith("weight")
-                        else 0.02 * ruido)
-        for bloco in modelo.transformer.h:
-            bloco.attn.c_attn.weight.mul_(4)
-        modelo.transformer.wpe.weight.mul_(10)       # posições que pesam
-    return modelo
-
-
 @pytest.fixture(scope="module")
 def pequeno(gpt2_pequeno):
     from transformers import AutoTokenizer, GPT2LMHeadModel
 
     hf = GPT2LMHeadModel.from_pretrained(gpt2_pequeno, use_safetensors=True).eval()
-    hf = perturbar(hf)
+    hf = perturbar(hf, atencao_forte=True)
     return hf, L06.nosso_gpt2(hf), AutoTokenizer.from_pretrained(gpt2_pequeno)
 
 

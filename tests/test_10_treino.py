@@ -411,50 +411,19 @@ def test_ctrl_c_guarda_o_checkpoint_e_sai_com_130(tmp_path):
     """Ctrl+C no meio do treino, num terminal de verdade (pty, com a barra de progresso):
     sai com 130, uma linha, sem traceback, e o checkpoint da última avaliação fica no
     disco, inteiro, e carrega."""
-    pty = pytest.importorskip("pty")
-    import select
+    pytest.importorskip("pty")
     import signal
-    import subprocess
-    import sys
-    import time
+
+    from terminal import Pty
 
     ck = tmp_path / "ck.pt"
-    mestre, escravo = pty.openpty()
-    ambiente = dict(os.environ, COLUMNS="80", TERM="xterm", NO_COLOR="1", HF_HUB_OFFLINE="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(RAIZ / "lab" / "10_treino.py"), "--so", "3", "--sem-figuras",
-         *MINUSCULO, "--passos", "100000", "--checkpoint", str(ck)],
-        stdin=escravo, stdout=escravo, stderr=escravo, env=ambiente, cwd=RAIZ)
-    os.close(escravo)
-    saida = b""
-
-    def ler(segundos):
-        nonlocal saida
-        fim = time.monotonic() + segundos
-        while time.monotonic() < fim:
-            pronto, _, _ = select.select([mestre], [], [], 0.05)
-            if pronto:
-                try:
-                    dados_ = os.read(mestre, 4096)
-                except OSError:
-                    return
-                if not dados_:
-                    return
-                saida += dados_
-
-    try:
-        inicio = time.monotonic()
-        while not re.search(rb" 200  \d,\de-\d", saida):   # a linha do passo 200 saiu
-            assert time.monotonic() - inicio < 200, saida[-500:]
-            ler(0.2)
-        proc.send_signal(signal.SIGINT)
-        ler(30)
-        codigo = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(mestre)
-    texto = saida.decode("utf-8", "replace")
+    with Pty([RAIZ / "lab" / "10_treino.py", "--so", "3", "--sem-figuras", *MINUSCULO,
+              "--passos", "100000", "--checkpoint", ck], RAIZ) as t:
+        t.esperar(rb" 200  \d,\de-\d")                 # a linha do passo 200 saiu
+        t.sinal(signal.SIGINT)
+        t.ler(30)
+        codigo = t.codigo()
+    texto = t.texto
     assert codigo == 130, texto[-800:]
     assert texto.count("Interrompido (Ctrl+C).") == 1
     depois = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", texto.split("Interrompido (Ctrl+C).")[1])

@@ -17,7 +17,7 @@ import torch
 from console import num, token
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
+from navegador import dados_de, navegador, pagina_gravada, rodar_no_node  # noqa: F401
 
 L03 = importar_licao("03_attention")
 
@@ -26,12 +26,10 @@ L03 = importar_licao("03_attention")
 def pagina(gpt2_pequeno, tmp_path_factory):
     """lab/03_attention.py --html PASTA com o GPT-2 de teste (3 camadas de 4 cabeças: a
     cabeça padrão, 4.11, vira a 2.3, com o aviso do experimento 6)."""
-    pasta = tmp_path_factory.mktemp("pagina03")
-    r = rodar_script("03_attention.py", "--html", str(pasta),
-                     env={"LAB_MODELO": str(gpt2_pequeno)})
-    assert r.returncode == 0, r.saida + r.erros
-    assert "uso a cabeça 2.3." in r.saida and "Experimento" not in r.saida
-    return pasta / "03_attention.html"
+    pagina, r = pagina_gravada("03_attention.py", gpt2_pequeno,
+                               tmp_path_factory.mktemp("pagina03"))
+    assert "uso a cabeça 2.3." in r.saida
+    return pagina
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import torch
 from console import num, token
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
+from navegador import dados_de, navegador, pagina_gravada, rodar_no_node  # noqa: F401
 
 L04 = importar_licao("04_multihead")
 L03 = importar_licao("03_attention")
@@ -27,12 +27,8 @@ L03 = importar_licao("03_attention")
 
 @pytest.fixture(scope="module")
 def pagina(gpt2_pequeno, tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("pagina04")
-    r = rodar_script("04_multihead.py", "--html", str(pasta),
-                     env={"LAB_MODELO": str(gpt2_pequeno)})
-    assert r.returncode == 0, r.saida + r.erros
-    assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
-    return pasta / "04_multihead.html"
+    return pagina_gravada("04_multihead.py", gpt2_pequeno,
+                          tmp_path_factory.mktemp("pagina04"))[0]
 
 
 def pesos_da_pagina(dados) -> np.ndarray:

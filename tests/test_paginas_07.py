@@ -26,7 +26,7 @@ import torch
 from console import inteiro, num, pct
 from conftest import rodar_script
 from licao import importar_licao
-from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
+from navegador import dados_de, navegador, pagina_gravada, rodar_no_node  # noqa: F401
 
 licao = importar_licao("07_generation")
 
@@ -92,13 +92,9 @@ def no_node(html, logits, casos):
 @pytest.fixture(scope="module")
 def pagina(gpt2_pequeno, tmp_path_factory):
     """A página como o aluno a grava: lab/07_generation.py --html PASTA (o GPT-2 de teste)."""
-    pasta = tmp_path_factory.mktemp("pagina07")
-    r = rodar_script("07_generation.py", "--html", str(pasta),
-                     env={"LAB_MODELO": str(gpt2_pequeno)})
-    assert r.returncode == 0, r.saida + r.erros
-    caminho = pasta / "07_generation.html"
+    caminho, r = pagina_gravada("07_generation.py", gpt2_pequeno,
+                                tmp_path_factory.mktemp("pagina07"))
     assert f"Página salva: {caminho}" in r.saida
-    assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
     return caminho
 
 

@@ -78,3 +78,63 @@ class Tela:
 
     def fechar(self):
         subprocess.run(["tmux", "-L", self.soquete, "kill-server"], capture_output=True)
+
+
+class Pty:
+    """Uma lição num pseudoterminal (pty) como o do aluno, com a barra de progresso, para os
+    testes do Ctrl+C: `with Pty([script, args...]) as t:` e então t.esperar(padrão),
+    t.sinal(signal.SIGINT), t.ler(segundos), t.codigo() e t.texto (o que a tela recebeu).
+    No fim, o processo que sobrou é morto."""
+
+    def __init__(self, argumentos: list[str], cwd: Path):
+        import pty
+        import sys
+
+        self.mestre, escravo = pty.openpty()
+        ambiente = dict(os.environ, COLUMNS="80", TERM="xterm", NO_COLOR="1", HF_HUB_OFFLINE="1")
+        self.proc = subprocess.Popen([sys.executable, *map(str, argumentos)], stdin=escravo,
+                                     stdout=escravo, stderr=escravo, env=ambiente, cwd=cwd)
+        os.close(escravo)
+        self.saida = b""
+
+    def ler(self, segundos: float) -> None:
+        import select
+
+        fim = time.monotonic() + segundos
+        while time.monotonic() < fim:
+            pronto, _, _ = select.select([self.mestre], [], [], 0.05)
+            if pronto:
+                try:
+                    dados = os.read(self.mestre, 4096)
+                except OSError:
+                    return
+                if not dados:
+                    return
+                self.saida += dados
+
+    def esperar(self, padrao: bytes, prazo: float = 200) -> None:
+        """Lê até a saída ter o padrão (uma expressão regular em bytes)."""
+        import re
+
+        inicio = time.monotonic()
+        while not re.search(padrao, self.saida):
+            assert time.monotonic() - inicio < prazo, self.saida[-500:]
+            self.ler(0.2)
+
+    def sinal(self, sinal: int) -> None:
+        self.proc.send_signal(sinal)
+
+    def codigo(self, prazo: float = 60) -> int:
+        return self.proc.wait(timeout=prazo)
+
+    @property
+    def texto(self) -> str:
+        return self.saida.decode("utf-8", "replace")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        os.close(self.mestre)
