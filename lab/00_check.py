@@ -155,6 +155,12 @@ def exp_cache(licao):
         no_cache = isinstance(arquivo, str)
         dizer(f"  cache do Hugging Face: {HF_HUB_CACHE}")
         dizer(f"  {nome}: {'já está no cache' if no_cache else 'ainda não está no cache'}")
+        from carregar_llama import TUCANO        # o modelo da lição 13: só dizer se está aqui
+
+        tucano = isinstance(try_to_load_from_cache(TUCANO, "model.safetensors"), str)
+        dizer(quebrar(f"{TUCANO} (lição 13): " + ("já está no cache" if tucano else
+                      "ainda não está no cache; a lição 13 o baixa na primeira vez que "
+                      "roda com internet (325 MB)"), recuo=2))
     inicio = time.perf_counter()
     modelo, _ = licao.gpt2()
     n = contar(modelo)  # a cabeça amarrada ao wte conta uma vez

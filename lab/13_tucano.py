@@ -181,6 +181,7 @@ __all__ = ["Llama", "parametros_llama", "NOMES_BLOCO", "NOMES_BORDA", "nome_no_t
 
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import contextlib
 import math
 import sys
 import time
@@ -202,8 +203,21 @@ NO_CARTAO = 162_417_408               # "Size: 162,417,408 parameters" (o cartã
 TETO_K = 1e-5                         # as chaves do cache contra as giradas à mão
 SORTEIO = dict(temperatura=0.8, top_k=40, top_p=0.9)   # as regras da lição 07
 SORTEADOS = 16                        # tokens do texto sorteado (o guloso tem --novos)
-BUSCA = dict(n=16, T=48, periodos=(8, 20))             # a tarefa da lição 11
+BUSCA = dict(n=8, T=48, periodos=(8, 20))              # a tarefa da lição 11
 SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça formada
+
+
+@contextlib.contextmanager
+def uma_thread():
+    """Uma thread de conta: gerar token a token (e as passadas curtas do experimento 6) são
+    contas pequenas, em que as threads passam mais tempo esperando umas pelas outras (ou por
+    outro programa no mesmo núcleo) do que fazendo conta."""
+    antes = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(antes)
 
 
 def modelos(licao):
@@ -225,9 +239,12 @@ def modelos(licao):
 def frase(licao, tok, maximo, reserva=0):
     """(--texto, ids (1, T)) com o <s> que o tokenizador do modelo põe na frente."""
     ids = tok(licao.args.texto, return_tensors="pt")["input_ids"]            # (1, T)
+    if ids.shape[1] == 0:
+        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
     if ids.shape[1] + reserva > maximo:
-        raise ExperimentoPulado(f"o --texto tem {ids.shape[1]} tokens; com {reserva} novos, "
-                                f"passa das {maximo} posições deste modelo.")
+        mais = f" mais os {reserva} novos" if reserva else ""
+        raise ExperimentoPulado(f"o --texto tem {ids.shape[1]} tokens{mais}: passa das "
+                                f"{maximo} posições deste modelo. Use uma frase mais curta.")
     return licao.args.texto, ids
 
 
@@ -365,7 +382,9 @@ def exp_pesos(licao):
         nossos = nosso(ids)                                     # (1, T, V)
     delta, escala = float((nossos - deles).abs().max()), float(deles.abs().max())
     ok = licao.verificar(confere(delta, escala), "logits = os do LlamaForCausalLM")
-    dizer(quebrar(f"A frase \"{texto}\": {ids.shape[1]} tokens (com o <s> do começo)."))
+    com_bos = tok.bos_token_id is not None and int(ids[0, 0]) == tok.bos_token_id
+    dizer(quebrar(f"A frase \"{texto}\": {ids.shape[1]} tokens"
+                  + (f" (com o {tok.bos_token} do começo)." if com_bos else ".")))
     dizer(f"Maior |logit| do transformers: {num(escala, 1)}. Maior |diferença| para os "
           f"nossos:\n{limite(delta, 1e-4 * max(1.0, escala))} (o teto: 1e-4 x o maior |logit|"
           f", o arredondamento do float32): {'confere' if ok else 'NÃO confere'}.")
@@ -444,6 +463,11 @@ def exp_tokens(licao):
 @LICAO.experimento(4)
 def exp_geracao(licao):
     nosso, hf, tok = modelos(licao)
+    with uma_thread():
+        geracao(licao, nosso, hf, tok)
+
+
+def geracao(licao, nosso, hf, tok):
     n = licao.args.novos
     texto, ids = frase(licao, tok, hf.config.max_position_embeddings, reserva=n)
     T = ids.shape[1]
@@ -530,11 +554,12 @@ def exp_dentro(licao):
         lente = [nosso.cabeca(nosso.norm(s[0, -1])).softmax(-1) for s in estados]  # (V,)
     alvo = int(final.argmax())
     dizer(quebrar(f"A frase \"{texto}\", {ids.shape[1]} tokens. Depois de cada bloco: a "
-                  "norma do fluxo residual (a média nas posições, fora o <s>, e no <s>) e o "
+                  "norma do fluxo residual (a média nas posições, fora a primeira, e na "
+                  "primeira, o <s>) e o "
                   "logit lens (a RMSNorm final e a saída aplicadas ali, na última posição).")
           + "\n")
     licao.pausa("a tabela, bloco a bloco")
-    dizer(f"  {'depois de':<11}{'norma':>9}{'no <s>':>9}  {'lens: top-1':<16}{'prob.':>7}"
+    dizer(f"  {'depois de':<11}{'norma':>9}{'na 1ª':>9}  {'lens: top-1':<16}{'prob.':>7}"
           f"  {'final: posto':>12}")
     for i, (n, p) in enumerate(zip(normas, lente)):
         rotulo = "embedding" if i == 0 else f"bloco {i}"
@@ -595,10 +620,15 @@ def tokens_comuns(tok, V):
 
 @LICAO.experimento(6)
 def exp_inducao(licao):
-    nosso, hf, tok = modelos(licao)
+    nosso, _, tok = modelos(licao)
+    with uma_thread():
+        busca_de_cabecas(nosso, tok, licao.args.semente)
+
+
+def busca_de_cabecas(nosso, tok, semente):
     comuns = tokens_comuns(tok, nosso.embed.num_embeddings)
     n, T, periodos = BUSCA["n"], BUSCA["T"], BUSCA["periodos"]
-    gerador = torch.Generator().manual_seed(licao.args.semente + 5)
+    gerador = torch.Generator().manual_seed(semente + 5)
     indices, p = L11.sequencias(n, gerador, periodos, T, len(comuns))          # (n, T)
     ids = comuns[indices]                                                       # (n, T)
     dizer(quebrar(f"A tarefa da lição 11: {n} sequências de {T} tokens, um prefixo de "

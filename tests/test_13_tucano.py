@@ -89,6 +89,7 @@ def test_do_config_le_base_e_eps_dos_dois_formatos():
     assert a.lm_head is None and L13.Llama.do_config(dict(antigo, tie_word_embeddings=False)).lm_head
 
 
+@pytest.mark.cpus  # as contas do torch: em toda variante de CPU
 def test_logits_iguais_aos_do_transformers(variante):
     nome, pasta = variante
     hf, tok = carregar(pasta)
@@ -120,6 +121,7 @@ def test_nomes_cobrem_todos_os_pesos(variante):
     assert not sobram
 
 
+@pytest.mark.cpus  # as contas do torch: em toda variante de CPU
 def test_gulosa_com_cache_igual_ao_generate(variante):
     """>= 32 tokens novos, token por token, também com GQA e saída amarrada."""
     from transformers import GenerationConfig
@@ -179,6 +181,7 @@ def rodar(pasta, gpt2, *args, env=None):
                         "--sem-figuras", *args, env=env)
 
 
+@pytest.mark.cpus  # as contas do torch: em toda variante de CPU
 def test_a_licao_inteira_roda_e_fecha_o_curso(variante, gpt2_pequeno):
     nome, pasta = variante
     r = rodar(pasta, gpt2_pequeno)
@@ -298,3 +301,67 @@ def test_a_apostila_cita_as_contas_que_o_script_faz(llama_tucano, gpt2_pequeno):
     linhas = [l.split() for l in r.saida.splitlines() if l.startswith("  GPT-2 (124M)")
               or l.startswith("  Llama 3 8B")]
     assert [l[-1] for l in linhas] == ["73.728", "131.072"]
+
+
+def test_a_verificacao_00_diz_se_o_tucano_esta_no_cache(tmp_path):
+    r = rodar_script("00_check.py", "--so", "3", "--modelo", "gpt2",
+                     env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
+    texto = " ".join(r.saida.split())
+    assert "TucanoBR/Tucano-160m (lição 13): ainda não está no cache; a lição 13 o baixa" in texto
+    assert "Traceback" not in r.saida + r.erros
+    assert not [l for l in r.saida.splitlines() if "Tucano" in l and len(l) > 80]
+
+
+@pytest.fixture(scope="module")
+def llama_12_camadas():
+    """Um Llama de teste com 12 blocos, como o Tucano-160m: as tabelas por bloco do tamanho
+    das da aula."""
+    return modelo_compartilhado("llama_12_camadas",
+                                lambda p: construir_llama(p, "tucano", camadas=12))
+
+
+def test_pausas_cabem_na_tela(llama_12_camadas, gpt2_pequeno, tmp_path):
+    """--pausa num terminal de verdade de 80 x 30 (tmux), como em test_pausa_todas: cada
+    pausa diz o que vem, e nada rolou para fora antes do Enter."""
+    import re
+    import shlex
+    import sys
+
+    from terminal import COLUNAS, Tela, sem_tmux  # noqa: F401
+
+    if shutil.which("tmux") is None:
+        pytest.skip("sem tmux")
+    aviso_ok = re.compile(r"\[Enter\] (\d+/\d+ · \S|\d+/\d+, a seguir: \S|Resumo)")
+    cabecalho = re.compile(r"(Lição \d\d · |Experimento \d+/\d+ · )")
+    comando = (f"{shlex.quote(sys.executable)} lab/13_tucano.py --pausa --sem-figuras "
+               f"--modelo {shlex.quote(str(llama_12_camadas))} "
+               f"--gpt2 {shlex.quote(str(gpt2_pequeno))}")
+    tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
+    avisos = []
+    try:
+        vistas = 0
+        while True:
+            linhas = tela.esperar(
+                lambda: tela.pausas_vistas() > vistas
+                or any(x.startswith("fim: ") for x in tela.linhas()),
+                f"a pausa {vistas + 1} ou o fim", limite=300)
+            if tela.pausas_vistas() == vistas:
+                break
+            vistas += 1
+            quadro = "\n".join(linhas)
+            aviso = [linha for linha in linhas if linha][-1]
+            assert aviso_ok.match(aviso) and len(aviso) < COLUNAS, quadro
+            assert cabecalho.match(linhas[0]), f"pausa {vistas}: rolou para fora\n{quadro}"
+            avisos.append(aviso)
+            tela.tmux("send-keys", "Enter")
+        assert "fim: 0" in tela.linhas(), "\n".join(tela.linhas())
+        entre = [a for a in avisos if re.match(r"\[Enter\] (\d+/\d+ · |Resumo)", a)]
+        assert len(entre) == 6 and len(avisos) > 6, avisos
+    finally:
+        tela.fechar()
+
+
+def test_texto_longo_demais_para_as_posicoes(llama_tucano, gpt2_pequeno):
+    r = rodar(llama_tucano, gpt2_pequeno, "--so", "4", "--novos", "1000")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "posições deste modelo" in " ".join(r.saida.split())
