@@ -365,3 +365,16 @@ def test_texto_longo_demais_para_as_posicoes(llama_tucano, gpt2_pequeno):
     r = rodar(llama_tucano, gpt2_pequeno, "--so", "4", "--novos", "1000")
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
     assert "posições deste modelo" in " ".join(r.saida.split())
+
+
+def test_a_apostila_descreve_a_saida_como_ela_e(llama_tucano, gpt2_pequeno):
+    """As regras e tamanhos que a apostila cita dos experimentos 4 e 6 são os da tela."""
+    r = rodar(llama_tucano, gpt2_pequeno, "--so", "4,6")
+    saida = " ".join(r.saida.split())
+    texto = " ".join(APOSTILA.split())
+    assert "(temperatura 0,8, top-k 40, top-p 0,9, semente 0)" in saida
+    assert "temperatura 0,8, top-k 40, top-p 0,9, semente (*seed*) 0" in texto
+    assert "A tarefa da lição 11: 8 sequências de 48 tokens" in saida
+    assert "A tarefa da lição 11 com 8 sequências de 48 tokens" in texto
+    assert "Gulosa, 32 tokens novos" in saida and "32 tokens gulosos" in texto
+    assert "K e V de forma (1, 4, " in saida and "(B, cabeças de K/V, tokens, d_h)" in saida
