@@ -15,6 +15,7 @@ from pathlib import Path
 from carregar_gpt2 import (TAMANHOS_GPT2, ModeloIndisponivel, _do_cache_ou_do_hub,
                            _importar_transformers, _offline, memoria_disponivel)
 from console import dizer, num, quebrar, tamanho
+from rede import certificado_recusado, como_resolver_certificado
 
 __all__ = ["carregar_llama", "ler_config", "conferir_config", "TUCANO", "ModeloIndisponivel",
            "parametros_do_config"]
@@ -206,6 +207,8 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
         if "safetensors" in texto and ("incomplete" in texto or "header" in texto):
             raise ModeloIndisponivel(f"os pesos de '{nome}' estão incompletos ou corrompidos."
                                      f"\n{_refazer(nome, hub)}") from None
+        if hub and certificado_recusado(erro):
+            raise ModeloIndisponivel(como_resolver_certificado(nome)) from None
         if hub:
             raise ModeloIndisponivel(f"o modelo '{nome}' não está no cache deste computador e "
                                      f"não há acesso ao Hugging Face agora.\n"
