@@ -500,7 +500,7 @@ def exp_gpt2(licao):
 # Onde cada token olha, numa cabeça do GPT-2 carregado (a do experimento 6), num arquivo que
 # abre com um duplo clique (lab/paginas.py): os pesos de atenção que padroes() calcula, sobre
 # a FRASE, e o texto de cada token; a página só os mostra e tira deles as três notas do
-# experimento 6. tests/test_paginas_03.py confere contra as atenções do transformers e contra
+# experimento 6. tests/test_03_paginas.py confere contra as atenções do transformers e contra
 # o que o experimento 6 imprime. O HTML, o CSS e o JavaScript moram em lab/html/03_attention.*
 # (e em lab/html/atencao.js, o que a página da 04 também usa).
 def pagina() -> str:

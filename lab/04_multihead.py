@@ -540,7 +540,7 @@ def exp_por_que(licao):
 # Onde cada token olha, em qualquer cabeça do GPT-2 carregado, num arquivo que abre com um
 # duplo clique (lab/paginas.py): os pesos do experimento 4 (o TEXTO) de todas as cabeças, em
 # float32 (só o triângulo de baixo: o resto é a máscara), e as notas de indução do experimento
-# 5, o mapa camada x cabeça que escolhe a cabeça. tests/test_paginas_04.py confere contra as
+# 5, o mapa camada x cabeça que escolhe a cabeça. tests/test_04_paginas.py confere contra as
 # atenções do transformers e contra o que os experimentos 4 e 5 imprimem. O HTML, o CSS e o
 # JavaScript moram em lab/html/04_multihead.* (e em lab/html/atencao.js, com a página da 03).
 def pagina() -> str:

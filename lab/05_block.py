@@ -711,7 +711,7 @@ def exp_gelu(licao):
 # A logit lens do experimento 4 num arquivo que abre com um duplo clique (lab/paginas.py): para
 # cada frase, a leitura de cada camada em cada posição (lente(), a mesma conta da tabela), com
 # os 5 tokens mais prováveis de cada célula e as probabilidades deles; a página só os mostra.
-# tests/test_paginas_05.py confere contra os hidden_states do transformers e contra o que o
+# tests/test_05_paginas.py confere contra os hidden_states do transformers e contra o que o
 # experimento 4 imprime. O HTML, o CSS e o JavaScript moram em lab/html/05_block.*.
 TOP = 5   # os tokens de cada célula que a página mostra
 

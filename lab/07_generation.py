@@ -676,7 +676,7 @@ def exp_causalidade(licao):
 # O filtro do sorteio num arquivo que abre com um duplo clique (lab/paginas.py): os logits da
 # frase no modelo carregado, o vocabulário inteiro em float32 (os mesmos bits que escolher()
 # recebe), e o texto dos MOSTRADOS mais prováveis. A página refaz em JavaScript o caminho do
-# escolher() sem o sorteio (temperatura -> top-k -> top-p -> softmax); tests/test_paginas_07.py
+# escolher() sem o sorteio (temperatura -> top-k -> top-p -> softmax); tests/test_07_paginas.py
 # confere quem fica e as probabilidades contra o escolher(), no Node e num navegador. O HTML, o
 # CSS e o JavaScript moram em lab/html/07_generation.*.
 MOSTRADOS = 30

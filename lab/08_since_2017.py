@@ -978,7 +978,7 @@ def exp_familias(licao):
 # são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do PyTorch
 # (contar_componentes, em tensores meta): a página leva os números já contados por esta lição
 # (DADOS) e só os soma e formata. Cada componente depende só de alguns controles (DEPENDE), então
-# bastam umas poucas contagens por tamanho; tests/test_paginas_08.py confere a página contra
+# bastam umas poucas contagens por tamanho; tests/test_08_paginas.py confere a página contra
 # contar_componentes nas 216 configurações x 2 tamanhos, e o código do bloco que ela mostra contra
 # o BlocoConfiguravel. O HTML, o CSS e o JavaScript moram em lab/html/08_since_2017.*.
 DEPENDE = {"embeddings": [], "posições": ["posicoes"], "atenção": ["atencao", "vieses"],

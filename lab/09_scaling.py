@@ -662,7 +662,7 @@ def exp_dados_e_inferencia(licao):
 # ============================================================ a página (--html)
 # O painel da lição num arquivo que abre com um duplo clique (lab/paginas.py). As entradas
 # são contínuas (qualquer orçamento, qualquer volume), então a página refaz as contas da
-# peça em JavaScript, com as constantes daqui (DADOS); tests/test_paginas_09.py compara
+# peça em JavaScript, com as constantes daqui (DADOS); tests/test_09_paginas.py compara
 # as duas numa grade de orçamentos e volumes e, num navegador de verdade, o que a tela
 # mostra com o que o Python dá. O HTML, o CSS e o JavaScript moram em lab/html/09_scaling.*.
 

@@ -616,7 +616,7 @@ def figura_curvas(licao, historico, V, N, bigrama):
 # O treino do experimento 3 num arquivo que abre com um duplo clique (lab/paginas.py), gravado
 # no fim de todo treino (em --html PASTA; sem ela, em paginas/): as duas curvas (a de cada
 # avaliação e a perda do lote de cada passo) e a primeira amostra de cada ponto, a mesma
-# semente lida por um modelo cada vez melhor. tests/test_paginas_10.py confere contra o que o
+# semente lida por um modelo cada vez melhor. tests/test_10_paginas.py confere contra o que o
 # experimento imprime; a do treino padrão também mora em apostilas/paginas/ (--html
 # apostilas/paginas).
 def gravar_pagina(licao, config, N, bigrama, historico, amostras, reais):

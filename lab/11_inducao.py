@@ -948,7 +948,7 @@ def exp_gpt2(licao):
 # perdas e as notas de cada cabeça a cada A_CADA passos) e, em cada linha, a atenção das
 # cabeças de token anterior e de indução (as de nomear(), como no experimento 3) na sequência
 # dos mapas do experimento 3, com os pesos guardados naquele passo. Um controle desliza pelos
-# passos. tests/test_paginas_11.py confere contra a tabela e os mapas que a lição imprime; o
+# passos. tests/test_11_paginas.py confere contra a tabela e os mapas que a lição imprime; o
 # treino padrão também mora em apostilas/paginas/ (--html apostilas/paginas).
 MAPA = (24, 7)    # a sequência dos mapas (experimento 3 e página): o tamanho e o período
 

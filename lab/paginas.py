@@ -67,7 +67,7 @@ vindas do Python em DADOS, e um teste que as compara com as do Python numa grade
 entradas discretas e contas que só o PyTorch faz (a 08 conta parâmetros em tensores
 meta), os números calculados pelo Python e embutidos em DADOS.
 
-Como se testa uma página (tests/apoio/navegador.py; exemplo: tests/test_paginas_09.py):
+Como se testa uma página (tests/apoio/navegador.py; exemplo: tests/test_09_paginas.py):
 `rodar_no_node(html, expressao)` roda o script da página no Node.js (sem navegador) e
 devolve o valor da expressão (ex.: `PAGINA.campos({...})` numa grade inteira);
 `Navegador` abre a página num Chromium sem tela e sem rede, muda cada controle de

@@ -170,8 +170,8 @@ def pytest_collection_modifyitems(session, config, items):
     # As páginas dos treinos padrão (10, 11) logo depois dos testes que fazem esses treinos
     # (tests/apoio/treinos.py): no mesmo processo, que já tem o treino guardado, em vez de o
     # outro processo ficar parado esperando por ele.
-    for pagina, depois_de in (("test_paginas_10.py", "test_o_treino_padrao_cumpre"),
-                              ("test_paginas_11.py", "test_11_inducao.py")):
+    for pagina, depois_de in (("test_10_paginas.py", "test_o_treino_padrao_cumpre"),
+                              ("test_11_paginas.py", "test_11_inducao.py")):
         movidos = [item for item in items if item.path.name == pagina]
         resto = [item for item in items if item.path.name != pagina]
         antes = [k for k, item in enumerate(resto)
@@ -181,7 +181,7 @@ def pytest_collection_modifyitems(session, config, items):
     # O treino padrão (com as páginas dele atrás) e uma reexecução abrem a primeira metade;
     # as outras reexecuções, a segunda.
     treino = [item for item in items if item.name.startswith("test_o_treino_padrao_cumpre")
-              or item.path.name == "test_paginas_10.py"]
+              or item.path.name == "test_10_paginas.py"]
     outras = [item for item in items if item.name.startswith("test_marcados_em_outra_cpu")]
     resto = [item for item in items if item not in treino and item not in outras]
     primeira = treino + outras[:1]

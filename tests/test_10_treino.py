@@ -25,7 +25,7 @@ import torch
 from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
 from console import inteiro, num
 from licao import importar_licao
-from treinos import treino_padrao_10 as treino_padrao  # a página: tests/test_paginas_10.py
+from treinos import treino_padrao_10 as treino_padrao  # a página: tests/test_10_paginas.py
 
 L10 = importar_licao("10_treino")
 MINUSCULO = ["--camadas", "1", "--largura", "16", "--cabecas", "2", "--lote", "4",

@@ -183,7 +183,7 @@ def test_a_regra_da_transicao_e_das_notas():
 def execucao_padrao(gpt2_pequeno):
     """A lição inteira com os padrões (uma vez na sessão), como um aluno no Windows, com
     um checkpoint da lição 10 e um GPT-2 de teste: tudo roda (tests/apoio/treinos.py; a
-    página do treino, a de apostilas/paginas/, tests/test_paginas_11.py confere)."""
+    página do treino, a de apostilas/paginas/, tests/test_11_paginas.py confere)."""
     return licao_padrao_11(gpt2_pequeno)
 
 

@@ -1,7 +1,7 @@
 """O encanamento das páginas (lab/paginas.py): os formatos pt-BR em JavaScript iguais aos de
 console.py, um documento que não pede nada à rede, gravar e abrir (só com --abrir).
 
-As páginas de cada lição têm o seu arquivo (tests/test_paginas_09.py...), com o navegador.
+As páginas de cada lição têm o seu arquivo (tests/test_09_paginas.py...), com o navegador.
 """
 from __future__ import annotations
 
@@ -215,7 +215,7 @@ def test_toda_licao_com_html_tem_a_pagina_gravada_nas_apostilas():
 # As páginas de um treino (10, 11): a das apostilas é a do treino padrão (o molde byte a byte,
 # os floats a menos do arredondamento da CPU: treinos.mesma_pagina), conferida contra a
 # execução padrão que os testes da lição já rodam (tests/apoio/treinos.py, e
-# tests/test_paginas_10.py e _11.py): aqui não se treina de novo.
+# tests/test_10_paginas.py e test_11_paginas.py): aqui não se treina de novo.
 DO_TREINO = {"10_treino", "11_inducao"}
 
 

@@ -1,5 +1,5 @@
 """Os treinos padrão das lições 10 e 11, rodados uma vez na sessão inteira e lidos pelos testes
-da lição e pelos da página que o treino grava (tests/test_paginas_10.py, test_paginas_11.py);
+da lição e pelos da página que o treino grava (tests/test_10_paginas.py, test_11_paginas.py);
 e os treinos do experimento 2 da 05 (treino_05), que test_05_block e test_05_apostila pedem
 com os mesmos argumentos: cada um roda uma vez na sessão.
 
