@@ -23,21 +23,11 @@ def test_pausas_da_11_cabem_na_tela(tmp_path):
     tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
     telas = []
     try:
-        vistas = 0
-        while True:
-            linhas = tela.esperar(
-                lambda: tela.pausas_vistas() > vistas
-                or any(x.startswith("fim: ") for x in tela.linhas()),
-                f"a pausa {vistas + 1} ou o fim", limite=600)
-            if tela.pausas_vistas() == vistas:
-                break
-            vistas += 1
+        for vistas, linhas, aviso in tela.pausas(limite=600):
             quadro = "\n".join(linhas)
-            aviso = [linha for linha in linhas if linha][-1]
             assert aviso.startswith("[Enter]") and len(aviso) < COLUNAS, quadro
             assert CABECALHO.match(linhas[0]), f"pausa {vistas}: o começo rolou\n{quadro}"
             telas.append((aviso, quadro))
-            tela.tmux("send-keys", "Enter")
         assert "fim: 0" in tela.linhas(), "\n".join(tela.linhas())
     finally:
         tela.fechar()

@@ -339,21 +339,11 @@ def test_pausas_cabem_na_tela(llama_12_camadas, gpt2_pequeno, tmp_path):
     tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
     avisos = []
     try:
-        vistas = 0
-        while True:
-            linhas = tela.esperar(
-                lambda: tela.pausas_vistas() > vistas
-                or any(x.startswith("fim: ") for x in tela.linhas()),
-                f"a pausa {vistas + 1} ou o fim", limite=300)
-            if tela.pausas_vistas() == vistas:
-                break
-            vistas += 1
+        for vistas, linhas, aviso in tela.pausas():
             quadro = "\n".join(linhas)
-            aviso = [linha for linha in linhas if linha][-1]
             assert aviso_ok.match(aviso) and len(aviso) < COLUNAS, quadro
             assert cabecalho.match(linhas[0]), f"pausa {vistas}: rolou para fora\n{quadro}"
             avisos.append(aviso)
-            tela.tmux("send-keys", "Enter")
         assert "fim: 0" in tela.linhas(), "\n".join(tela.linhas())
         entre = [a for a in avisos if re.match(r"\[Enter\] (\d+/\d+ · |Resumo)", a)]
         assert len(entre) == 6 and len(avisos) > 6, avisos

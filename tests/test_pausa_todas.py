@@ -54,18 +54,8 @@ def test_pausas_cabem_na_tela(script, gpt2_12_camadas, tmp_path):
     tela = Tela(tmp_path, f"cd {shlex.quote(str(RAIZ))} && {comando}")
     avisos = []
     try:
-        vistas = 0
-        while True:
-            linhas = tela.esperar(
-                lambda: tela.pausas_vistas() > vistas
-                or any(x.startswith("fim: ") for x in tela.linhas()),
-                f"a pausa {vistas + 1} ou o fim", limite=300)
-            if tela.pausas_vistas() == vistas:
-                break
-            vistas += 1
+        for vistas, linhas, aviso in tela.pausas():
             quadro = "\n".join(linhas)
-            cheias = [linha for linha in linhas if linha]
-            aviso = cheias[-1]
             assert AVISO.match(aviso), f"{script}, pausa {vistas}: a linha de baixo não " \
                 f"diz o que vem\n{quadro}"
             assert len(aviso) < COLUNAS, f"{script}, pausa {vistas}: aviso longo\n{quadro}"
@@ -73,7 +63,6 @@ def test_pausas_cabem_na_tela(script, gpt2_12_camadas, tmp_path):
                 f"{script}, pausa {vistas}: o começo da parte rolou para fora da tela de "
                 f"30 linhas (falta uma licao.pausa antes da tabela ou figura)\n{quadro}")
             avisos.append(aviso)
-            tela.tmux("send-keys", "Enter")
         linhas = tela.linhas()
         quadro = "\n".join(linhas)
         assert "fim: 0" in linhas, quadro

@@ -76,6 +76,21 @@ class Tela:
             time.sleep(0.05)
         pytest.fail(f"esperei {o_que} por {limite:.0f} s; a tela:\n" + "\n".join(self.linhas()))
 
+    def pausas(self, limite: float = 300):
+        """Cada pausa do --pausa, até o programa terminar: (número da pausa, as linhas da
+        tela parada nela, o aviso da última linha escrita); depois de cada uma, o Enter."""
+        vistas = 0
+        while True:
+            linhas = self.esperar(
+                lambda: self.pausas_vistas() > vistas
+                or any(x.startswith("fim: ") for x in self.linhas()),
+                f"a pausa {vistas + 1} ou o fim", limite=limite)
+            if self.pausas_vistas() == vistas:
+                return
+            vistas += 1
+            yield vistas, linhas, [linha for linha in linhas if linha][-1]
+            self.tmux("send-keys", "Enter")
+
     def fechar(self):
         subprocess.run(["tmux", "-L", self.soquete, "kill-server"], capture_output=True)
 
