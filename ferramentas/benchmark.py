@@ -536,7 +536,7 @@ def _primeiros_passos_da_10(ambiente: dict, pasta: Path) -> tuple[float, list[st
             avisos[-1] += " " + linha                 # o parágrafo do aviso, quebrado
         elif linha.startswith("  "):
             no_aviso = False
-            linhas.append(re.sub(r"\d+,\d s$", "... s", linha))
+            linhas.append(re.sub(r" *[\d.]+,\d s$", " ... s", linha))
         if linha.startswith("  palavras de 3+ letras"):
             amostras += 1
             if amostras == 2:

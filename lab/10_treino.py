@@ -474,10 +474,11 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
     """O laço da peça com a barra de progresso (os tokens/s das últimas 20 passadas), a
     perda do lote de cada passo no histórico e (passo, segundos desde o começo) a quem
     chama, também o passo 0. Um processo do torchrun que cai para o treino com saída 1."""
-    B, T, inicio = args.lote, args.contexto, time.perf_counter()
-    yield 0, 0.0
+    B, T = args.lote, args.contexto
     ritmo = ritmo_do_treino(rede, treino, args)
-    ritmo.comecar()                  # 1 thread ou todas: o que a máquina entrega agora
+    ritmo.comecar()         # 1 thread ou todas: o que a máquina entrega agora (já no passo 0)
+    inicio = time.perf_counter()
+    yield 0, 0.0
     ultimo, janela = time.perf_counter(), []
     gerador = torch.Generator().manual_seed(args.semente)
     with Progresso(args.passos, "treinando") as barra:

@@ -29,7 +29,7 @@ BLOCO = 5             # passos da mediana do ritmo (um passo atrasado sozinho n�
 MAIS_LENTO = 2.0      # mediana 2x o melhor já visto: a máquina mudou, sondar de novo
 REVER_A_CADA = 100    # com 1 thread, sondar de novo a cada tantos passos (a CPU folgou?)
 GANHO = 0.8           # 1 thread só se fizer a sonda em até 80 % do tempo com todas
-SONDAS = 2            # medidas da sonda em cada escolha, depois de uma que aquece
+SONDAS = 3            # medidas da sonda em cada escolha, depois de uma que aquece
 
 
 def _ms(segundos: float) -> str:
@@ -60,14 +60,15 @@ class Ritmo:
         self.avisar = avisar or (lambda texto: dizer(quebrar(texto)))
 
     def _medir(self, threads: int) -> float:
+        """O tempo médio da sonda com tantas threads. A média, e não a menor medida: com
+        os núcleos disputados, duas threads às vezes pegam os dois de uma vez e fazem uma
+        sonda rápida, mas o que conta para o treino é o tempo de todas."""
         self.torch.set_num_threads(threads)
         self.sonda()                                   # a primeira aquece (threads novas)
-        tempos = []
+        inicio = self.relogio()
         for _ in range(SONDAS):
-            inicio = self.relogio()
             self.sonda()
-            tempos.append(self.relogio() - inicio)
-        return min(tempos)
+        return (self.relogio() - inicio) / SONDAS
 
     def _escolher(self, motivo: str) -> None:
         """Sonda com todas as threads e com uma e fica com a mais rápida (1 thread só com

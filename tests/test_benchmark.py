@@ -263,9 +263,9 @@ def test_ocupada_le_a_tabela_sem_o_tempo_e_junta_o_aviso_do_ritmo(monkeypatch, t
     monkeypatch.setattr(benchmark.subprocess, "Popen", Processo)
     _segundos, linhas, avisos = benchmark._primeiros_passos_da_10({}, tmp_path)
     assert linhas == ["   passo    taxa  treino  validação     tempo",
-                      "       0            4,88       4,89     ... s",
+                      "       0            4,88       4,89 ... s",
                       "  palavras de 3+ letras que existem no texto de treino: 0 de 88 (0 %)",
-                      "     100  9,8e-4    2,85       2,81    ... s",
+                      "     100  9,8e-4    2,85       2,81 ... s",
                       "  palavras de 3+ letras que existem no texto de treino: 5 de 90 (6 %)"]
     assert avisos == ["Ritmo: os passos ficaram lentos, de 35 ms para 292 ms (outros programas "
                       "disputando a CPU?): a sonda levou 259 ms com 2 threads e 63 ms com 1."]
