@@ -250,10 +250,25 @@ ANOS = {
 TAMANHOS = {"base": dict(d=512, h=8, ffn=2048, camadas=6),    # Vaswani et al., tabela 3
             "big": dict(d=1024, h=16, ffn=4096, camadas=6)}
 
+# Os nomes dos pesos de um bloco: o nosso -> o do LlamaDecoderLayer do transformers
+# (carregar os pesos de um Llama de verdade é esta tabela; lição 13).
+NOMES_LLAMA = {
+    "ln_1.weight": "input_layernorm.weight",
+    "attn.wq.weight": "self_attn.q_proj.weight",
+    "attn.wk.weight": "self_attn.k_proj.weight",
+    "attn.wv.weight": "self_attn.v_proj.weight",
+    "attn.wo.weight": "self_attn.o_proj.weight",
+    "ln_2.weight": "post_attention_layernorm.weight",
+    "mlp.w1.weight": "mlp.gate_proj.weight",       # a porta
+    "mlp.w3.weight": "mlp.up_proj.weight",         # o conteúdo
+    "mlp.w2.weight": "mlp.down_proj.weight",
+}
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "MLPClassico",
            "normalizador", "largura_swiglu", "BlocoConfiguravel", "cabecas_kv", "bloco_de",
-           "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017"]
+           "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017",
+           "NOMES_LLAMA"]
 
 
 # ============================================================ os experimentos
@@ -521,17 +536,6 @@ def exp_numpy(licao):
 
 
 # ============================================================ experimento 3
-NOMES_LLAMA = {  # nosso nome -> nome no LlamaDecoderLayer do transformers
-    "ln_1.weight": "input_layernorm.weight",
-    "attn.wq.weight": "self_attn.q_proj.weight",
-    "attn.wk.weight": "self_attn.k_proj.weight",
-    "attn.wv.weight": "self_attn.v_proj.weight",
-    "attn.wo.weight": "self_attn.o_proj.weight",
-    "ln_2.weight": "post_attention_layernorm.weight",
-    "mlp.w1.weight": "mlp.gate_proj.weight",
-    "mlp.w3.weight": "mlp.up_proj.weight",
-    "mlp.w2.weight": "mlp.down_proj.weight",
-}
 
 
 def bloco_moderno(d, h, kv, largura):

@@ -183,6 +183,7 @@ from console import Progresso, cientifico, dizer, inteiro, num, plural, quebrar 
 from caminhos import curto  # noqa: E402
 from licao import RAIZ, ExperimentoPulado, em_paralelo  # noqa: E402
 from opcoes import uso_errado  # noqa: E402
+from ritmo import uma_thread  # noqa: E402
 
 V, T = 64, 48            # o vocabulário e o tamanho das sequências da tarefa
 PERIODOS = (8, 24)       # o período de cada sequência, sorteado nesta faixa
@@ -329,18 +330,6 @@ def veredito(historico):
 
 
 _TREINOS = {}
-
-
-@contextlib.contextmanager
-def uma_thread():
-    """Os treinos da lição com uma thread de conta: tensores minúsculos, mais threads só
-    atrapalham (e a conta fica a mesma com 1 ou 2 núcleos)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def treino_padrao(licao, c=None, ao_medir=None, barra=None):

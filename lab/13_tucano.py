@@ -82,18 +82,9 @@ def parametros_llama(camadas, d, h, kv, largura, vocab, amarrada=False):
     return camadas * bloco + vocab * d + (0 if amarrada else vocab * d) + d
 
 
-# Os nomes do transformers (LlamaForCausalLM) para os nossos: o carregamento é esta tabela.
-NOMES_BLOCO = {
-    "ln_1.weight": "input_layernorm.weight",
-    "attn.wq.weight": "self_attn.q_proj.weight",
-    "attn.wk.weight": "self_attn.k_proj.weight",
-    "attn.wv.weight": "self_attn.v_proj.weight",
-    "attn.wo.weight": "self_attn.o_proj.weight",
-    "ln_2.weight": "post_attention_layernorm.weight",
-    "mlp.w1.weight": "mlp.gate_proj.weight",       # a porta
-    "mlp.w3.weight": "mlp.up_proj.weight",         # o conteúdo
-    "mlp.w2.weight": "mlp.down_proj.weight",
-}
+# Os nomes do transformers (LlamaForCausalLM) para os nossos: o carregamento é esta tabela,
+# a de um bloco vinda da lição 08 (a mesma que ela usa contra o LlamaDecoderLayer).
+NOMES_BLOCO = L08.NOMES_LLAMA
 NOMES_BORDA = {"embed.weight": "model.embed_tokens.weight", "norm.weight": "model.norm.weight",
                "lm_head.weight": "lm_head.weight"}
 
@@ -181,7 +172,6 @@ __all__ = ["Llama", "parametros_llama", "NOMES_BLOCO", "NOMES_BORDA", "nome_no_t
 
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
-import contextlib
 import math
 import sys
 import time
@@ -192,6 +182,7 @@ from console import (dizer, em_linhas, inteiro, legivel, limite, num, pct, quebr
                      tamanho, token)
 from licao import ExperimentoPulado
 from pesos_gpt2 import BASE, FOLGA, confere, contar
+from ritmo import uma_thread
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
 L11 = importar_licao("11_inducao")     # a tarefa de cópia e as notas das cabeças
@@ -205,19 +196,6 @@ SORTEIO = dict(temperatura=0.8, top_k=40, top_p=0.9)   # as regras da lição 07
 SORTEADOS = 16                        # tokens do texto sorteado (o guloso tem --novos)
 BUSCA = dict(n=8, T=48, periodos=(8, 20))              # a tarefa da lição 11
 SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça formada
-
-
-@contextlib.contextmanager
-def uma_thread():
-    """Uma thread de conta: gerar token a token (e as passadas curtas do experimento 6) são
-    contas pequenas, em que as threads passam mais tempo esperando umas pelas outras (ou por
-    outro programa no mesmo núcleo) do que fazendo conta."""
-    antes = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(antes)
 
 
 def modelos(licao):

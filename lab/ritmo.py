@@ -17,19 +17,36 @@ fixou OMP_NUM_THREADS escolheu: o Ritmo não mexe.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import time
 
 from console import dizer, num, plural, quebrar
 
-__all__ = ["Ritmo", "REVER_A_CADA", "BLOCO", "MAIS_LENTO", "GANHO", "SONDAS"]
+__all__ = ["Ritmo", "uma_thread", "REVER_A_CADA", "BLOCO", "MAIS_LENTO", "GANHO", "SONDAS"]
 
 BLOCO = 5             # passos da mediana do ritmo (um passo atrasado sozinho não decide)
 MAIS_LENTO = 2.0      # mediana 2x o melhor já visto: a máquina mudou, sondar de novo
 REVER_A_CADA = 100    # com 1 thread, sondar de novo a cada tantos passos (a CPU folgou?)
 GANHO = 0.8           # 1 thread só se fizer a sonda em até 80 % do tempo com todas
 SONDAS = 3            # medidas da sonda em cada escolha, depois de uma que aquece
+
+
+@contextlib.contextmanager
+def uma_thread():
+    """Uma thread de conta dentro do bloco, e as de antes depois dele: para contas pequenas
+    (os treinos minúsculos da lição 11, gerar token a token na 13), em que as threads passam
+    mais tempo esperando umas pelas outras (ou por outro programa no mesmo núcleo) do que
+    fazendo conta."""
+    import torch
+
+    antes = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(antes)
 
 
 def _ms(segundos: float) -> str:

@@ -150,3 +150,14 @@ def test_a_sonda_da_licao_10_nao_muda_o_treino():
     finally:
         torch.set_num_threads(threads)
     assert all(torch.equal(a, b) for a, b in zip(sem, com))
+
+
+def test_uma_thread_e_volta_as_de_antes():
+    antes = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with R.uma_thread():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(antes)
