@@ -4,7 +4,8 @@ do que corrigir (e código de saída 1).
 1. Versões do Python e das bibliotecas
 2. A máquina: processador, memória, disco, console
 3. O GPT-2 no cache (baixa se faltar e houver internet)
-4. Uma passada de teste pelo GPT-2"""
+4. Uma passada de teste pelo GPT-2
+5. O Tucano da lição 13 no cache (com --tucano, baixa)"""
 import os
 import platform
 import re
@@ -15,9 +16,12 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from licao import RAIZ, ExperimentoPulado, Licao
+from licao import RAIZ, ExperimentoPulado, Licao, opcao
 
-LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação")
+LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opcoes=[
+    opcao("--tucano", "flag", None, "baixa também o Tucano-160m da lição 13 (com internet; "
+          "uns 325 MB), diz o disco que ele pede e confere que ele carrega"),
+])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
 from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
@@ -155,17 +159,68 @@ def exp_cache(licao):
         no_cache = isinstance(arquivo, str)
         dizer(f"  cache do Hugging Face: {HF_HUB_CACHE}")
         dizer(f"  {nome}: {'já está no cache' if no_cache else 'ainda não está no cache'}")
-        from carregar_llama import TUCANO        # o modelo da lição 13: só dizer se está aqui
-
-        tucano = isinstance(try_to_load_from_cache(TUCANO, "model.safetensors"), str)
-        dizer(quebrar(f"{TUCANO} (lição 13): " + ("já está no cache" if tucano else
-                      "ainda não está no cache; a lição 13 o baixa na primeira vez que "
-                      "roda com internet (325 MB)"), recuo=2))
     inicio = time.perf_counter()
     modelo, _ = licao.gpt2()
     n = contar(modelo)  # a cabeça amarrada ao wte conta uma vez
     dizer(f"  {inteiro(n)} parâmetros, {modelo.config.n_layer} blocos, "
           f"d = {modelo.config.n_embd}; pronto em {num(time.perf_counter() - inicio, 1)} s.")
+
+
+def tamanho_no_hub(repo: str, arquivo: str) -> int | None:
+    """O tamanho de um arquivo no hub, em bytes (uma pergunta só, sem baixar nada), ou None
+    sem rede."""
+    from carregar_gpt2 import _offline
+    from rede import confiar_nos_certificados_do_sistema, rede_disponivel
+
+    if _offline() or not rede_disponivel():
+        return None
+    confiar_nos_certificados_do_sistema()
+    try:
+        from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+        return get_hf_file_metadata(hf_hub_url(repo, arquivo)).size
+    except Exception:  # noqa: BLE001 - sem a resposta, o download diz o que houve
+        return None
+
+
+@LICAO.experimento(5)
+def exp_tucano(licao):
+    """Sem --tucano, só diz se o Tucano da lição 13 está no cache. Com --tucano: o disco que
+    ele pede, o download (com a barra do hub) e o carregamento conferido, pelo mesmo
+    caminho da lição 13."""
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    from carregar_llama import TUCANO, ModeloIndisponivel, carregar_llama
+
+    no_cache = isinstance(try_to_load_from_cache(TUCANO, "model.safetensors"), str)
+    if not licao.args.tucano:
+        dizer(quebrar(f"{TUCANO}: " + (
+            "já está no cache" if no_cache else "ainda não está no cache; a lição 13 o baixa "
+            "na primeira vez que roda com internet, ou rode esta verificação com --tucano "
+            "(uns 325 MB)") + ".", recuo=2))
+        return
+    if not no_cache:
+        precisa = tamanho_no_hub(TUCANO, "model.safetensors")
+        pasta = Path(HF_HUB_CACHE)
+        while not pasta.exists() and pasta != pasta.parent:
+            pasta = pasta.parent
+        livre = shutil.disk_usage(pasta).free
+        if precisa:
+            dizer(quebrar(f"{TUCANO}: {tamanho(precisa)} para baixar; {tamanho(livre)} livres "
+                          f"em {pasta}.", recuo=2))
+            if livre < 1.2 * precisa:
+                raise ExperimentoPulado(
+                    f"falta disco para o {TUCANO}: ele pede {tamanho(precisa)} e há "
+                    f"{tamanho(livre)} livres em {pasta}.\nLibere espaço, ou ponha o cache do "
+                    "Hugging Face em outro disco (HF_HOME; README, \"Disco cheio\").")
+    inicio = time.perf_counter()
+    try:
+        modelo, _ = carregar_llama(TUCANO)
+    except ModeloIndisponivel as erro:
+        raise ExperimentoPulado(str(erro)) from None
+    dizer(f"  {TUCANO}: {inteiro(contar(modelo))} parâmetros; pronto para a lição 13 em "
+          f"{num(time.perf_counter() - inicio, 1)} s.")
 
 
 @LICAO.experimento(4)

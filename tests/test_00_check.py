@@ -1,6 +1,8 @@
 """lab/00_check.py diz a verdade sobre a máquina."""
 from __future__ import annotations
 
+import pytest
+
 from conftest import rodar_script
 
 
@@ -45,3 +47,62 @@ def test_o_que_corrigir_traz_o_motivo_inteiro(tmp_path):
     texto = " ".join(corrigir.split())
     assert ("lab/00_check.py --modelo gpt2-xl" in texto   # sem rede: o comando que baixa
             or "Feche outros programas" in texto)          # ou: não cabe na memória
+
+
+def test_tucano_sem_pedir_so_diz_se_esta_no_cache(tmp_path):
+    r = rodar_script("00_check.py", "--so", "5",
+                     env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
+    assert r.returncode == 0, r.saida
+    assert "TucanoBR/Tucano-160m: ainda não está no cache" in " ".join(r.saida.split())
+    assert "--tucano" in r.saida
+
+
+def test_tucano_sem_rede_diz_como_baixar(tmp_path):
+    r = rodar_script("00_check.py", "--so", "5", "--tucano",
+                     env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    texto = " ".join(r.saida.split())
+    assert "o modelo 'TucanoBR/Tucano-160m' não está no cache deste computador" in texto
+
+
+def test_tucano_baixado_de_um_hub_em_https(tmp_path):
+    """--tucano com rede: um hub de mentira em HTTPS no loopback serve um Llama de teste no
+    formato do Tucano como TucanoBR/Tucano-160m (a autoridade do certificado no repositório
+    do sistema, só para este processo). A verificação diz o disco que ele pede, baixa,
+    carrega pelo caminho da lição 13 e fica pronta; a lição 13 o acha depois no cache."""
+    import subprocess
+    import sys
+
+    import hub_https
+    from conftest import RAIZ, ambiente_de_aluno, modelo_compartilhado
+    from modelos_de_teste import construir_llama
+
+    motivo = hub_https.namespace_disponivel()
+    if motivo:
+        pytest.skip(motivo)
+    llama = modelo_compartilhado("llama_tucano", lambda p: construir_llama(p, "tucano"))
+    certs = hub_https.autoridade_de_teste(tmp_path / "certs")
+    cache = tmp_path / "cache"
+    with hub_https.HubLocal(llama, "TucanoBR/Tucano-160m", certs) as url:
+        ambiente = ambiente_de_aluno({"HF_ENDPOINT": url, "HF_HUB_CACHE": str(cache),
+                                      "HF_HOME": str(cache)})
+        for variavel in ("HF_HUB_OFFLINE", "HTTPS_PROXY", "https_proxy", "ALL_PROXY",
+                         "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+            ambiente.pop(variavel, None)
+        comando = hub_https.no_repositorio_do_sistema(
+            [sys.executable, str(RAIZ / "lab" / "00_check.py"), "--so", "5", "--tucano"],
+            certs["ca"], tmp_path)
+        r = subprocess.run(comando, env=ambiente, capture_output=True, timeout=240)
+    saida = r.stdout.decode("cp1252", "replace")
+    assert r.returncode == 0, saida + r.stderr.decode("cp1252", "replace")[-2000:]
+    texto = " ".join(saida.split())
+    pesos = (llama / "model.safetensors").stat().st_size
+    from console import tamanho
+
+    assert f"TucanoBR/Tucano-160m: {tamanho(pesos)} para baixar;" in texto
+    assert "Baixando 'TucanoBR/Tucano-160m' do Hugging Face" in texto
+    assert "pronto para a lição 13" in texto
+    assert "Pronto: este computador está preparado para o lab." in texto
+    r = rodar_script("00_check.py", "--so", "5",
+                     env={"HF_HUB_CACHE": str(cache), "HF_HOME": str(cache)}, guardar=False)
+    assert "TucanoBR/Tucano-160m: já está no cache." in " ".join(r.saida.split())
