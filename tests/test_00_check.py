@@ -49,14 +49,6 @@ def test_o_que_corrigir_traz_o_motivo_inteiro(tmp_path):
             or "Feche outros programas" in texto)          # ou: não cabe na memória
 
 
-def test_tucano_sem_pedir_so_diz_se_esta_no_cache(tmp_path):
-    r = rodar_script("00_check.py", "--so", "5",
-                     env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
-    assert r.returncode == 0, r.saida
-    assert "TucanoBR/Tucano-160m: ainda não está no cache" in " ".join(r.saida.split())
-    assert "--tucano" in r.saida
-
-
 def test_tucano_sem_rede_diz_como_baixar(tmp_path):
     r = rodar_script("00_check.py", "--so", "5", "--tucano",
                      env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})

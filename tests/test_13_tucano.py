@@ -304,10 +304,12 @@ def test_a_apostila_cita_as_contas_que_o_script_faz(llama_tucano, gpt2_pequeno):
 
 
 def test_a_verificacao_00_diz_se_o_tucano_esta_no_cache(tmp_path):
-    r = rodar_script("00_check.py", "--so", "3", "--modelo", "gpt2",
+    r = rodar_script("00_check.py", "--so", "5",
                      env={"HF_HUB_CACHE": str(tmp_path), "HF_HOME": str(tmp_path)})
+    assert r.returncode == 0, r.saida
     texto = " ".join(r.saida.split())
-    assert "TucanoBR/Tucano-160m (lição 13): ainda não está no cache; a lição 13 o baixa" in texto
+    assert "TucanoBR/Tucano-160m: ainda não está no cache; a lição 13 o baixa" in texto
+    assert "rode esta verificação com --tucano" in texto
     assert "Traceback" not in r.saida + r.erros
     assert not [l for l in r.saida.splitlines() if "Tucano" in l and len(l) > 80]
 
