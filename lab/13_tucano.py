@@ -623,8 +623,8 @@ def busca_de_cabecas(nosso, tok, semente):
     L, h = notas.shape
     for titulo, tabela in (("indução", notas), ("token anterior", anteriores)):
         plano = tabela.flatten()
-        dizer(f"Nota de {titulo}, as maiores (bloco.cabeça, contando do 1):")
-        dizer("  " + "  ".join(f"{i // h + 1}.{i % h} {num(float(plano[i]), 2)}"
+        dizer(f"Nota de {titulo}, as maiores (bloco.cabeça, como na lição 11):")
+        dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
                                for i in plano.argsort(descending=True)[:5].tolist()))
     fortes = int((notas > SUBIU).sum())
     dizer(f"Cabeças com nota de indução > {num(SUBIU, 1)}: {fortes} de {L * h}.")

@@ -370,3 +370,8 @@ def test_a_apostila_descreve_a_saida_como_ela_e(llama_tucano, gpt2_pequeno):
     assert "A tarefa da lição 11 com 8 sequências de 48 tokens" in texto
     assert "Gulosa, 32 tokens novos" in saida and "32 tokens gulosos" in texto
     assert "K e V de forma (1, 4, " in saida and "(B, cabeças de K/V, tokens, d_h)" in saida
+    # as cabeças como nas lições 04 e 11: bloco.cabeça, o bloco contado do 0
+    assert "(bloco.cabeça, como na lição 11):" in saida and "contando do 0" in texto
+    import re
+    blocos = {int(b) for b in re.findall(r"\b(\d+)\.\d+ \d,\d\d", saida.split("as maiores")[1])}
+    assert 0 in blocos and max(blocos) < 3                    # o Llama de teste tem 3 blocos
