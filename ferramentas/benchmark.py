@@ -75,10 +75,10 @@ from pathlib import Path
 RAIZ = Path(__file__).resolve().parent.parent
 PASTA_MODELO = RAIZ / ".bench" / "gpt2-aleatorio"
 sys.path.insert(0, str(RAIZ / "lab"))
-import console  # noqa: E402  (os números com vírgula; sem torch)
-import carregar_gpt2  # noqa: E402  (os tamanhos do GPT-2)
-import licao  # noqa: E402  (importar_licao)
-import opcoes  # noqa: E402  (o parser em português)
+from comum import console  # noqa: E402  (os números com vírgula; sem torch)
+from comum import carregar_gpt2  # noqa: E402  (os tamanhos do GPT-2)
+from comum import licao  # noqa: E402  (importar_licao)
+from comum import opcoes  # noqa: E402  (o parser em português)
 
 PISO = """
 import torch, transformers
@@ -95,7 +95,7 @@ import sys
 sys.path[:0] = [r"{testes}/../ferramentas", r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
-import licao
+from comum import licao
 from modelos_de_teste import construir_tokenizador
 # O tokenizador aprende os textos das lições: assim eles viram mais ou menos as mesmas
 # quantidades de tokens que no GPT-2 de verdade (palavras comuns = um token).
@@ -124,7 +124,7 @@ from pathlib import Path
 sys.path[:0] = [r"{lab}"]
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
-import carregar_gpt2
+from comum import carregar_gpt2
 L, d, h = carregar_gpt2.TAMANHOS_GPT2["{nome}"]
 with torch.device("meta"):                  # só as formas: nada de 2 cópias ao criar
     modelo = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h))
@@ -149,7 +149,7 @@ for arquivo in Path(r"{base}").iterdir():   # o tokenizador da pasta de 124M
 CRIAR_TUCANO = """
 import sys
 sys.path[:0] = [r"{testes}/../ferramentas", r"{lab}"]
-import licao
+from comum import licao
 from modelos_de_teste import construir_tucano_aleatorio
 l05 = licao.importar_licao("05_block")
 construir_tucano_aleatorio(r"{pasta}", textos=l05.TEXTOS + l05.LENTE)

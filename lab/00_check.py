@@ -16,7 +16,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from licao import RAIZ, ExperimentoPulado, Licao, opcao
+from comum import RAIZ, ExperimentoPulado, Licao, opcao
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opcoes=[
     opcao("--tucano", "flag", None, "baixa também o Tucano-160m da lição 13 (com internet; "
@@ -24,9 +24,9 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opc
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
-from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, memoria_disponivel
-from console import dizer, inteiro, largura, num, quebrar, tamanho, unicode_ok
-from pesos_gpt2 import contar
+from comum import TAMANHOS_GPT2, contar, dizer, inteiro, largura, num, quebrar, tamanho
+from comum.carregar_gpt2 import PREFIXO_HUB, memoria_disponivel
+from comum.console import unicode_ok
 
 AVISOS = []  # o que não impede a aula, mas vale saber
 
@@ -108,7 +108,7 @@ def exp_maquina(licao):
     dizer(f"  sistema       {platform.system()} {platform.release()} ({platform.machine()})")
     n = torch.get_num_threads()
     dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {n} thread{'s' if n > 1 else ''}")
-    from dispositivo import escolher, nome_legivel
+    from comum.dispositivo import escolher, nome_legivel
 
     nome, motivo = escolher("auto", torch)     # o que a lição 10 usaria, e por quê
     dizer(textwrap.fill(f"o treino das lições 10 e 11 usaria: {nome_legivel(nome, torch)} "
@@ -135,7 +135,7 @@ def exp_maquina(licao):
         AVISOS.append(f"o console usa {codificacao}: alguns símbolos aparecem como '?'. "
                       "No Windows, use o Windows Terminal ou rode 'chcp 65001' antes")
     try:
-        import figuras
+        from comum import figuras
 
         fig, ax = figuras.figura(2, 2)
         ax.plot([0, 1], [0, 1])
@@ -169,8 +169,8 @@ def exp_cache(licao):
 def tamanho_no_hub(repo: str, arquivo: str) -> int | None:
     """O tamanho de um arquivo no hub, em bytes (uma pergunta só, sem baixar nada), ou None
     sem rede."""
-    from carregar_gpt2 import _offline
-    from rede import confiar_nos_certificados_do_sistema, rede_disponivel
+    from comum.carregar_gpt2 import _offline
+    from comum.rede import confiar_nos_certificados_do_sistema, rede_disponivel
 
     if _offline() or not rede_disponivel():
         return None
@@ -191,7 +191,8 @@ def exp_tucano(licao):
     from huggingface_hub import try_to_load_from_cache
     from huggingface_hub.constants import HF_HUB_CACHE
 
-    from carregar_llama import TUCANO, ModeloIndisponivel, carregar_llama
+    from comum import ModeloIndisponivel
+    from comum.carregar_llama import TUCANO, carregar_llama
 
     no_cache = isinstance(try_to_load_from_cache(TUCANO, "model.safetensors"), str)
     if not licao.args.tucano:

@@ -9,7 +9,8 @@ import collections
 import json
 
 import regex  # o 're' do Python não entende \p{L}, "qualquer letra"
-from licao import Licao, arquivo_de_texto, inteiro_entre, opcao, texto_utf8
+from comum import Licao, inteiro_entre, opcao, texto_utf8
+from comum.licao import arquivo_de_texto
 
 IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 4, 5, 6}, opcoes=[
@@ -167,11 +168,10 @@ __all__ = ["bytes_para_unicode", "BYTE_PARA_CHAR", "PADRAO", "para_bytes", "fund
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import sys
 
-import figuras
-from carregar_gpt2 import ModeloIndisponivel, carregar_tokenizador
-from console import (cortar, dizer, em_linhas, inteiro, largura, legivel, num, pct, plural,
-                     quebrar)
-from licao import ExperimentoPulado
+from comum import (ExperimentoPulado, ModeloIndisponivel, dizer, em_linhas, figuras, inteiro,
+                   largura, legivel, num, pct, plural, quebrar)
+from comum.carregar_gpt2 import carregar_tokenizador
+from comum.console import cortar
 
 LINHAS_POR_TELA = 18  # linhas da tabela de tokens por tela do projetor (--pausa)
 CASOS = ["R$ 1.234.567,89", "14/03/2026", "2026-03-14", "3,14159", "12345678",

@@ -6,7 +6,8 @@
 4. Normas: linhas do wte por id, linhas do wpe por posição
 5. A entrada do bloco 1 e a cabeça de saída são a mesma tabela
 6. Os parâmetros do wte e do wpe"""
-from licao import Licao, inteiro_entre, no_maximo, opcao, texto_utf8
+from comum import Licao, inteiro_entre, opcao, texto_utf8
+from comum.licao import no_maximo
 
 PALAVRAS = [" Paris", " seven", " 7", " January", " dog", " informação"]
 MAX_IDS = 64  # o one-hot de cada id tem 50.257 números: 20.000 ids passavam de 16 GB
@@ -90,12 +91,9 @@ __all__ = ["consulta_e_one_hot", "entrada", "vizinhos", "senoidal", "cossenos_en
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import sys
 
-import figuras
-from console import (cientifico, cronometrar, dizer, em_linhas, inteiro, num, pct, plural,
-                     quebrar, tamanho, token)
-from licao import ExperimentoPulado, importar_licao
-from caminhos import curto
-from pesos_gpt2 import contar  # a matriz amarrada conta uma vez
+from comum import (ExperimentoPulado, cientifico, contar, cronometrar, curto, dizer, em_linhas,
+                   figuras, importar_licao, inteiro, num, pct, plural, quebrar, tamanho, token)
+# contar: a matriz amarrada do GPT-2 conta uma vez
 
 L01 = importar_licao("01_tokens")  # codificar: '<|endoftext|>' digitado é texto, como na 01
 
@@ -377,7 +375,7 @@ def parametros_pelas_pecas(config):
 
 @LICAO.experimento(6)
 def exp_parametros(licao):
-    from carregar_gpt2 import TAMANHOS_GPT2
+    from comum import TAMANHOS_GPT2
     from transformers import GPT2Config
 
     try:

@@ -5,8 +5,7 @@
 4. Uma média ponderada de V: linear em V, não em x
 5. Igual ao SDPA do PyTorch; o custo quadrático em T
 6. Uma cabeça do GPT-2 de verdade"""
-import paginas
-from licao import Licao, inteiro_entre, opcao
+from comum import Licao, inteiro_entre, opcao, paginas
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--linha", ("o", "gato", "subiu", "no"), "gato",
@@ -105,9 +104,8 @@ __all__ = ["futuro", "pesos_de_atencao", "atencao", "atencao_rapida", "Cabeca", 
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import sys
 
-import figuras
-from console import (Progresso, cientifico, cronometrar, dizer, inteiro, limite, num,
-                     quebrar, tamanho, token)
+from comum import (Progresso, cientifico, cronometrar, dizer, figuras, inteiro, limite, num,
+                   quebrar, tamanho, token)
 
 TOKENS4 = ["o", "gato", "subiu", "no"]
 
@@ -498,7 +496,7 @@ def exp_gpt2(licao):
 
 # ============================================================ a página (--html)
 # Onde cada token olha, numa cabeça do GPT-2 carregado (a do experimento 6), num arquivo que
-# abre com um duplo clique (lab/paginas.py): os pesos de atenção que padroes() calcula, sobre
+# abre com um duplo clique (comum/paginas.py): os pesos de atenção que padroes() calcula, sobre
 # a FRASE, e o texto de cada token; a página só os mostra e tira deles as três notas do
 # experimento 6. tests/test_03_paginas.py confere contra as atenções do transformers e contra
 # o que o experimento 6 imprime. O HTML, o CSS e o JavaScript moram em lab/html/03_attention.*

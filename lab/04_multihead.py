@@ -5,8 +5,7 @@
 4. As cabeças do GPT-2: mapas e padrões medidos
 5. Cabeças de indução: o modelo copia
 6. Por que várias cabeças, e não uma larga"""
-import paginas
-from licao import Licao, importar_licao, inteiro_entre, opcao
+from comum import Licao, importar_licao, inteiro_entre, opcao, paginas
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={4, 5}, opcoes=[
     opcao("--d", inteiro_entre(1, 65536, "--d 1600"), 768,
@@ -67,11 +66,8 @@ __all__ = ["separar_cabecas", "juntar_cabecas", "AtencaoMultiCabeca"]
 import math
 import sys
 
-import figuras
-from carregar_gpt2 import REGRA_DE_CARACTERES, de_caracteres
-from console import dizer, inteiro, limite, num, pct, quebrar, token
-from licao import ExperimentoPulado
-from pesos_gpt2 import contar
+from comum import (ExperimentoPulado, REGRA_DE_CARACTERES, contar, de_caracteres, dizer, figuras,
+                   inteiro, limite, num, pct, quebrar, token)
 
 
 # ============================================================ experimento 1
@@ -538,7 +534,7 @@ def exp_por_que(licao):
 
 # ============================================================ a página (--html)
 # Onde cada token olha, em qualquer cabeça do GPT-2 carregado, num arquivo que abre com um
-# duplo clique (lab/paginas.py): os pesos do experimento 4 (o TEXTO) de todas as cabeças, em
+# duplo clique (comum/paginas.py): os pesos do experimento 4 (o TEXTO) de todas as cabeças, em
 # float32 (só o triângulo de baixo: o resto é a máscara), e as notas de indução do experimento
 # 5, o mapa camada x cabeça que escolhe a cabeça. tests/test_04_paginas.py confere contra as
 # atenções do transformers e contra o que os experimentos 4 e 5 imprimem. O HTML, o CSS e o

@@ -5,8 +5,7 @@
 4. Logit lens: lendo o quadro-negro no meio do caminho
 5. Os parâmetros de um bloco real, peça por peça
 6. GELU contra ReLU em ASCII"""
-import paginas
-from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
+from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
 
 PASSOS, TAXA = 20, 3e-3  # os padrões de --passos e --taxa (o exercício 2 os muda)
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, opcoes=[
@@ -106,7 +105,7 @@ def copiar_pesos_gpt2(bloco: Bloco, estado: dict) -> Bloco:
     saída); nn.Linear guarda (saída, entrada). Por isso esses quatro são transpostos
     (pesos_gpt2.para_o_nosso, a mesma conta das lições 06 e 10).
     """
-    from pesos_gpt2 import para_o_nosso
+    from comum.pesos_gpt2 import para_o_nosso
 
     novo = {nome: tensor for nome, tensor in estado.items()    # os pesos, sem o attn.bias
             if nome.endswith((".bias", ".weight")) and not nome.startswith("attn.bias")}
@@ -124,13 +123,10 @@ import sys
 
 import torch.nn.functional as F
 
-import figuras
-from carregar_gpt2 import REGRA_DE_CARACTERES, TAMANHOS_GPT2, de_caracteres
-from console import (Progresso, caixa_tabela, cientifico, console, dizer, inteiro, largura, num,
-                     pct, quebrar, token)
-from licao import ExperimentoPulado
-from otimizador import Adam
-from pesos_gpt2 import contar
+from comum import (Adam, ExperimentoPulado, Progresso, REGRA_DE_CARACTERES, TAMANHOS_GPT2,
+                   cientifico, contar, de_caracteres, dizer, figuras, inteiro, largura, num, pct,
+                   quebrar, token)
+from comum.console import caixa_tabela, console
 
 
 # ============================================================ experimento 1
@@ -218,7 +214,7 @@ def treinar_juntas(tarefas):
     (licao.em_paralelo); os resultados, na ordem das tarefas. Os pesos são sorteados
     aqui, antes, na thread principal (nova_pilha semeia o sorteio): cada thread só
     treina, com seus pesos e seu gerador de lotes, e dá bit a bit o que daria sozinha."""
-    from licao import em_paralelo
+    from comum import em_paralelo
 
     for kw in tarefas:
         kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),
@@ -708,7 +704,7 @@ def exp_gelu(licao):
 
 
 # ============================================================ a página (--html)
-# A logit lens do experimento 4 num arquivo que abre com um duplo clique (lab/paginas.py): para
+# A logit lens do experimento 4 num arquivo que abre com um duplo clique (comum/paginas.py): para
 # cada frase, a leitura de cada camada em cada posição (lente(), a mesma conta da tabela), com
 # os 5 tokens mais prováveis de cada célula e as probabilidades deles; a página só os mostra.
 # tests/test_05_paginas.py confere contra os hidden_states do transformers e contra o que o

@@ -4,7 +4,7 @@
 3. Gerando texto com o nosso GPT-2
 4. Do gpt2 ao gpt2-xl: só L, d e h mudam
 5. Um modelo maior de verdade (--modelo gpt2-medium)"""
-from licao import Licao, importar_licao, opcao, texto_utf8
+from comum import Licao, importar_licao, opcao, texto_utf8
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 5}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato subiu no"'), "The cat sat on the",
@@ -140,12 +140,13 @@ __all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "n
 import sys
 import time
 
-import figuras
-from carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2, estimar_memoria, memoria_disponivel
-from console import (cientifico, citar, comando, dizer, em_linhas, escritor, inteiro, num, pct,
-                     plural, quebrar, tamanho, token)
+from comum import (TAMANHOS_GPT2, cientifico, dizer, em_linhas, figuras, inteiro, num, pct, plural,
+                   quebrar, tamanho, token)
+from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria, memoria_disponivel
+from comum.console import citar, comando, escritor
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
-from pesos_gpt2 import BASE, FOLGA, TOLERANCIA, confere, contar, modelos, tokenizar
+from comum import confere, contar
+from comum.pesos_gpt2 import BASE, FOLGA, TOLERANCIA, modelos, tokenizar
 
 NOVOS_TOKENS = 16
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")
@@ -619,8 +620,8 @@ def pecas_do_modelo():
 
 
 if __name__ == "__main__":
-    if LICAO.args.codigo:  # o modelo inteiro na tela, peça a peça (lab/codigo.py)
-        import codigo
+    if LICAO.args.codigo:  # o modelo inteiro na tela, peça a peça (comum/codigo.py)
+        from comum import codigo
 
         sys.exit(codigo.mostrar(pecas_do_modelo(), "as lições 03 a 06"))
     sys.exit(LICAO.rodar())

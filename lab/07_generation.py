@@ -6,8 +6,7 @@
 5. O cache KV à mão: os mesmos logits, muito menos conta
 6. Quanto ocupa o cache: 2 x L x d x bytes por token
 7. Por que o cache precisa de causalidade"""
-import paginas
-from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre, texto_utf8
+from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre, texto_utf8
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 4, 5, 6, 7}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato"'), None, 'a frase (padrão: "The cat sat on '
           'the"; num modelo de caracteres, como o da lição 10: "A atenção é")', "FRASE"),
@@ -163,11 +162,10 @@ import statistics
 import sys
 import time
 
-from carregar_gpt2 import TAMANHOS_GPT2
-from console import (Progresso, citar, cronometrar, dizer, inteiro, limite, num, pct,
-                     plural, quebrar, tamanho, token)
-import pesos_gpt2
-from pesos_gpt2 import confere, tokenizar
+from comum import (Progresso, TAMANHOS_GPT2, confere, cronometrar, dizer, inteiro, limite, num,
+                   pct, pesos_gpt2, plural, quebrar, tamanho, token)
+from comum.console import citar
+from comum.pesos_gpt2 import tokenizar
 
 L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
 
@@ -199,7 +197,7 @@ def modelos(licao):
     """(nosso GPT2, modelo do transformers, tokenizador) da lição 06. Sem --texto, a frase
     padrão sai do tokenizador: num modelo de caracteres (carregar_gpt2.de_caracteres),
     a frase em português, e a tela diz por quê; senão, a do GPT-2, em inglês."""
-    from carregar_gpt2 import REGRA_DE_CARACTERES, de_caracteres
+    from comum import REGRA_DE_CARACTERES, de_caracteres
 
     nosso, hf, tok = pesos_gpt2.modelos(licao, L06.nosso_gpt2)
     if licao.args.texto is None:
@@ -571,7 +569,7 @@ def exp_cache(licao):
 
 
 def _figura_tempos(licao, comprimentos, sem, com):
-    import figuras
+    from comum import figuras
 
     fig, ax = figuras.figura(7, 4, margens=(0.8, 0.2, 0.6, 0.4))
     ax.plot(comprimentos, [1000 * s for s in sem], "o-", label="sem cache")
@@ -673,7 +671,7 @@ def exp_causalidade(licao):
 
 
 # ============================================================ a página (--html)
-# O filtro do sorteio num arquivo que abre com um duplo clique (lab/paginas.py): os logits da
+# O filtro do sorteio num arquivo que abre com um duplo clique (comum/paginas.py): os logits da
 # frase no modelo carregado, o vocabulário inteiro em float32 (os mesmos bits que escolher()
 # recebe), e o texto dos MOSTRADOS mais prováveis. A página refaz em JavaScript o caminho do
 # escolher() sem o sorteio (temperatura -> top-k -> top-p -> softmax); tests/test_07_paginas.py

@@ -9,8 +9,7 @@
 8. Post-LN precisa de aquecimento: um treino de verdade
 9. Codificador, decodificador ou os dois"""
 import math
-import paginas
-from licao import Licao, inteiro_entre, opcao
+from comum import Licao, inteiro_entre, opcao, paginas
 LICAO = Licao.da_docstring(__doc__, opcoes=[  # de --norma a --vieses: 1º valor = 2017
     opcao("--ano", ("2017", "2019", "2026"), "2026", "ponto de partida: o artigo, o GPT-2, hoje"),
     opcao("--norma", ("post", "pre"), None, "post: norma depois da soma residual; pre: no ramo"),
@@ -279,10 +278,9 @@ import sys
 import numpy as np
 import torch.nn.functional as F
 
-import figuras
-from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, tamanho
-from licao import ExperimentoPulado, em_paralelo, importar_licao
-from otimizador import Adam
+from comum import (Adam, ExperimentoPulado, Progresso, cientifico, dizer, em_paralelo, figuras,
+                   importar_licao, inteiro, limite, num, pct, tamanho)
+from comum.console import perguntar
 
 L05 = importar_licao("05_block")   # a Pilha e a tarefa do token anterior (experimento 8)
 
@@ -978,8 +976,8 @@ def exp_familias(licao):
 
 
 # ============================================================ a página (--html)
-# O painel do experimento 1 num arquivo que abre com um duplo clique (lab/paginas.py). As entradas
-# são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do PyTorch
+# O painel do experimento 1 num arquivo que abre com um duplo clique (comum/paginas.py). As
+# entradas são discretas (216 jeitos de montar o bloco x 2 tamanhos) e a contagem é a do PyTorch
 # (contar_componentes, em tensores meta): a página leva os números já contados por esta lição
 # (DADOS) e só os soma e formata. Cada componente depende só de alguns controles (DEPENDE), então
 # bastam umas poucas contagens por tamanho; tests/test_08_paginas.py confere a página contra

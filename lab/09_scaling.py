@@ -7,8 +7,7 @@
 6. Dados finitos e compute na inferência"""
 import math
 
-import paginas
-from licao import Licao, importar_licao, opcao, real_entre
+from comum import Licao, importar_licao, opcao, paginas, real_entre
 
 LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--tokens-inferencia", real_entre(0, 1e30, "--tokens-inferencia 1e13", sufixos=True),
@@ -214,9 +213,8 @@ __all__ = ["contar_flops", "flops_ida_e_volta", "flops_por_token", "flops_bloco"
 import argparse
 import sys
 
-import figuras
-from console import Progresso, cientifico, dizer, inteiro, limite, num, pct, perguntar, quebrar
-from pesos_gpt2 import contar
+from comum import Progresso, cientifico, contar, dizer, figuras, inteiro, limite, num, pct, quebrar
+from comum.console import perguntar
 
 L06 = importar_licao("06_gpt2")  # o GPT2 e a conta fechada dos parâmetros (12d² + 13d...)
 
@@ -660,7 +658,7 @@ def exp_dados_e_inferencia(licao):
 
 
 # ============================================================ a página (--html)
-# O painel da lição num arquivo que abre com um duplo clique (lab/paginas.py). As entradas
+# O painel da lição num arquivo que abre com um duplo clique (comum/paginas.py). As entradas
 # são contínuas (qualquer orçamento, qualquer volume), então a página refaz as contas da
 # peça em JavaScript, com as constantes daqui (DADOS); tests/test_09_paginas.py compara
 # as duas numa grade de orçamentos e volumes e, num navegador de verdade, o que a tela

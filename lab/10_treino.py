@@ -6,10 +6,9 @@
 5. A fronteira do compute: o melhor tamanho para cada orçamento
 6. Dividir o treino: dois processos, o mesmo lote"""
 import math
-from dispositivo import opcao_dispositivo
-from distribuido import so_o_principal_escreve
-import paginas
-from licao import Licao, importar_licao, inteiro_entre, opcao, real_entre
+from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
+from comum.dispositivo import opcao_dispositivo
+from comum.distribuido import so_o_principal_escreve
 LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
     opcao("--camadas", inteiro_entre(1, 48, "--camadas 6"), 4, "blocos do modelo", "L"),
@@ -96,9 +95,9 @@ def media_dos_gradientes(gradientes):
 
 
 def adamw(modelo, maxima):
-    """O AdamW do lab (lab/otimizador.py): encolhe as matrizes (decaimento 0,1), não os
+    """O AdamW do lab (comum/otimizador.py): encolhe as matrizes (decaimento 0,1), não os
     vieses nem os ganhos dos LayerNorm, como no GPT-2."""
-    from otimizador import Adam
+    from comum import Adam
 
     sem = [p for p in modelo.parameters() if p.dim() < 2]
     return Adam(modelo.parameters(), maxima, betas=(0.9, 0.99), decaimento=0.1,
@@ -204,16 +203,13 @@ import sys
 import time
 from pathlib import Path
 
-import distribuido
-import figuras
-from caminhos import RAIZ, curto
-from console import (Progresso, cientifico, comando, dizer, duracao, inteiro, legivel, limite,
-                     num, pct, plural, quebrar)
-from licao import ExperimentoPulado
-from opcoes import uso_errado
-from pesos_gpt2 import contar, exportar   # exportar: o inverso do carregar_gpt2
-from processo import ao_interromper_durante
-from ritmo import Ritmo
+from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, contar, curto, distribuido,
+                   dizer, figuras, inteiro, legivel, limite, num, pct, plural, quebrar)
+from comum.console import comando, duracao
+from comum.opcoes import uso_errado
+from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
+from comum.processo import ao_interromper_durante
+from comum.ritmo import Ritmo
 
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
@@ -508,7 +504,7 @@ def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquiv
 
 
 def ritmo_do_treino(rede, treino, args):
-    """O Ritmo do treino (lab/ritmo.py): a sonda é a perda e o backward de um lote fixo,
+    """O Ritmo do treino (comum/ritmo.py): a sonda é a perda e o backward de um lote fixo,
     sorteado à parte (não gasta o gerador dos lotes), e os gradientes que ela deixa o passo
     seguinte zera. Só na CPU e num processo só (o torchrun já fixa as threads)."""
     x, y = lote(treino, args.lote, args.contexto, torch.Generator().manual_seed(args.semente + 3))
@@ -614,7 +610,7 @@ def figura_curvas(licao, historico, V, N, bigrama):
 
 
 # ============================================================ a página do treino
-# O treino do experimento 3 num arquivo que abre com um duplo clique (lab/paginas.py), gravado
+# O treino do experimento 3 num arquivo que abre com um duplo clique (comum/paginas.py), gravado
 # no fim de todo treino (em --html PASTA; sem ela, em paginas/): as duas curvas (a de cada
 # avaliação e a perda do lote de cada passo) e a primeira amostra de cada ponto, a mesma
 # semente lida por um modelo cada vez melhor. tests/test_10_paginas.py confere contra o que o
@@ -1129,7 +1125,7 @@ def preparar(args):
     """Antes dos experimentos, o que as opções só dizem juntas (h divide d; com o torchrun,
     distribuido.conferir) e o dispositivo escolhido (dito na tela, se não for a CPU); com
     vários processos, o grupo (gloo ou nccl). Um pedido que não dá é uso errado: saída 2."""
-    from dispositivo import anuncio, ou_sair
+    from comum.dispositivo import anuncio, ou_sair
 
     if args.largura % args.cabecas:
         uso_errado(f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: "

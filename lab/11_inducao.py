@@ -5,9 +5,9 @@
 4. O controle: uma camada só, e a armadilha do período fixo
 5. O seu GPT: a mesma busca no modelo da lição 10
 6. O GPT-2: a mesma busca, e a lição 04 de volta"""
-from dispositivo import opcao_dispositivo
-import paginas
-from licao import Licao, importar_licao, inteiro_entre, lista_de_inteiros, opcao, real_entre
+from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
+from comum.dispositivo import opcao_dispositivo
+from comum.licao import lista_de_inteiros
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--passos", inteiro_entre(50, 10**5, "--passos 1500"), 600, "passos de treino", "N"),
     opcao("--camadas", inteiro_entre(1, 8, "--camadas 3"), 2, "blocos do modelo", "L"),
@@ -178,12 +178,10 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import figuras  # noqa: E402
-from console import Progresso, cientifico, dizer, inteiro, num, plural, quebrar  # noqa: E402
-from caminhos import curto  # noqa: E402
-from licao import RAIZ, ExperimentoPulado, em_paralelo  # noqa: E402
-from opcoes import uso_errado  # noqa: E402
-from ritmo import uma_thread  # noqa: E402
+from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, em_paralelo,
+                   figuras, inteiro, num, plural, quebrar)
+from comum.opcoes import uso_errado
+from comum.ritmo import uma_thread
 
 V, T = 64, 48            # o vocabulário e o tamanho das sequências da tarefa
 PERIODOS = (8, 24)       # o período de cada sequência, sorteado nesta faixa
@@ -932,7 +930,7 @@ def exp_gpt2(licao):
 
 
 # ============================================================ a página do treino
-# O treino do experimento 2 num arquivo que abre com um duplo clique (lab/paginas.py), gravado
+# O treino do experimento 2 num arquivo que abre com um duplo clique (comum/paginas.py), gravado
 # no fim do experimento (em --html PASTA; sem ela, em paginas/): a tabela inteira (as duas
 # perdas e as notas de cada cabeça a cada A_CADA passos) e, em cada linha, a atenção das
 # cabeças de token anterior e de indução (as de nomear(), como no experimento 3) na sequência
@@ -984,7 +982,7 @@ if __name__ == "__main__":
         uso_errado(f"--largura {LICAO.args.largura} não se divide em --cabecas "
                    f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
                    "Exemplo: --largura 64 --cabecas 4")
-    from dispositivo import anuncio, ou_sair
+    from comum.dispositivo import anuncio, ou_sair
 
     LICAO.args.dispositivo, motivo = ou_sair(LICAO.args.dispositivo, "lab/11_inducao.py")
     if anuncio(LICAO.args.dispositivo, motivo, torch):

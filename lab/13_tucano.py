@@ -5,7 +5,7 @@
 4. Gerando com o cache KV da lição 07, com RoPE e GQA
 5. Por dentro: a norma do fluxo residual e o logit lens
 6. Cabeças de indução num modelo que só leu português"""
-from licao import Licao, importar_licao, inteiro_entre, opcao, texto_utf8
+from comum import Licao, importar_licao, inteiro_entre, opcao, texto_utf8
 LICAO = Licao.da_docstring(__doc__, modelo_padrao="TucanoBR/Tucano-160m", opcoes=[
     opcao("--texto", texto_utf8('--texto "O Carnaval do Rio de Janeiro é"'),
           "A floresta da Amazônia é conhecida por sua", "a frase dos experimentos 2, 4 e 5",
@@ -176,13 +176,11 @@ import math
 import sys
 import time
 
-import carregar_llama
-from carregar_gpt2 import ModeloIndisponivel, carregar_tokenizador
-from console import (dizer, em_linhas, inteiro, legivel, limite, num, pct, quebrar,
-                     tamanho, token)
-from licao import ExperimentoPulado
-from pesos_gpt2 import BASE, FOLGA, confere, contar
-from ritmo import uma_thread
+from comum import (ExperimentoPulado, ModeloIndisponivel, carregar_llama, confere, contar, dizer,
+                   em_linhas, inteiro, legivel, limite, num, pct, quebrar, tamanho, token)
+from comum.carregar_gpt2 import carregar_tokenizador
+from comum.pesos_gpt2 import BASE, FOLGA
+from comum.ritmo import uma_thread
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
 L11 = importar_licao("11_inducao")     # a tarefa de cópia e as notas das cabeças

@@ -156,8 +156,8 @@ def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeo
     return Execucao([sys.executable, str(caminho), *args], codigo, saida, erros)
 
 
-# O encanamento do lab (lab/*.py que não são lições): uma cópia de lição precisa dele ao lado.
-ENCANAMENTO = sorted(p for p in (RAIZ / "lab").glob("*.py") if not p.name[:2].isdigit())
+# O encanamento do lab (lab/comum/): uma cópia de lição precisa dele ao lado.
+ENCANAMENTO = sorted((RAIZ / "lab" / "comum").glob("*.py"))
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -89,7 +89,7 @@ def test_tucano_baixado_de_um_hub_em_https(tmp_path):
     assert r.returncode == 0, saida + r.stderr.decode("cp1252", "replace")[-2000:]
     texto = " ".join(saida.split())
     pesos = (llama / "model.safetensors").stat().st_size
-    from console import tamanho
+    from comum.console import tamanho
 
     assert f"TucanoBR/Tucano-160m: {tamanho(pesos)} para baixar;" in texto
     assert "Baixando 'TucanoBR/Tucano-160m' do Hugging Face" in texto

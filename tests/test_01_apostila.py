@@ -14,11 +14,11 @@ import shlex
 
 import pytest
 
-from console import inteiro, legivel, num, pct
+from comum.console import inteiro, legivel, num, pct
 from conftest import RAIZ, rodar_script, modelo_compartilhado
 from copia_do_aluno import copia_da_licao, rodar_copia
 from gpt2_real import construir_gpt2_real, tokenizador_real
-from licao import importar_licao
+from comum import importar_licao
 
 L01 = importar_licao("01_tokens")
 BRUTO = (RAIZ / "apostilas" / "01_tokens.md").read_text(encoding="utf-8")

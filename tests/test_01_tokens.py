@@ -9,10 +9,10 @@ import unicodedata
 
 import pytest
 
-from console import inteiro, num
+from comum.console import inteiro, num
 from conftest import modelo_compartilhado, rodar_script
 from gpt2_real import construir_gpt2_real, tokenizador_real
-from licao import importar_licao
+from comum import importar_licao
 
 L01 = importar_licao("01_tokens")
 

@@ -7,11 +7,11 @@ import re
 import numpy as np
 import pytest
 
-from console import inteiro, num, pct, tamanho
+from comum.console import inteiro, num, pct, tamanho
 from conftest import RAIZ, modelo_compartilhado, rodar_script
 from copia_do_aluno import lab_copiado, rodar_copia
 from gpt2_real import construir_gpt2_real, tokenizador_real
-from licao import importar_licao
+from comum import importar_licao
 
 L02 = importar_licao("02_embeddings")
 BRUTO = (RAIZ / "apostilas" / "02_embeddings.md").read_text(encoding="utf-8")
@@ -117,7 +117,7 @@ def test_resposta_tabela_senoidal(tmp_path):
     assert num(valores[0], 3) == "0,973"
     diz("As duas contas dão 0,973 (com três casas)")
     diz('`L02 = importar_licao("02_embeddings")`')
-    diz("`from licao import importar_licao`")
+    diz("`from comum import importar_licao`")
     assert "L08" not in BRUTO  # o enunciado usava um L08 que ele não dizia de onde vinha
 
 
@@ -157,7 +157,7 @@ def test_resposta_analogias_carrega_o_modelo(tmp_path, pasta):
     """Issue 40: o exercício 3 não dizia como carregar `modelo, tok`. O enunciado dá as duas
     linhas, e o código da resposta, salvo como lab/analogia.py e rodado como ela manda (com
     LAB_MODELO, como as lições), roda e imprime os 8 tokens mais próximos."""
-    diz('`from carregar_gpt2 import carregar_gpt2` e `modelo, tok = carregar_gpt2("gpt2")`')
+    diz('`from comum.carregar_gpt2 import carregar_gpt2` e `modelo, tok = carregar_gpt2("gpt2")`')
     trecho = BRUTO[BRUTO.index("**3. Analogias.** Um jeito de fazer"):]
     codigo = re.search(r"```python\n(.*?)\n```", trecho, re.S).group(1)
     assert 'carregar_gpt2(os.environ.get("LAB_MODELO") or "gpt2")' in codigo

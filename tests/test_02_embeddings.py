@@ -12,11 +12,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import console
-from carregar_gpt2 import carregar_gpt2
+from comum import console
+from comum.carregar_gpt2 import carregar_gpt2
 from conftest import RAIZ, modelo_compartilhado, pasta_da_sessao, rodar_script
 from gpt2_real import construir_gpt2_real, tokenizador_real
-from licao import importar_licao
+from comum import importar_licao
 
 L02 = importar_licao("02_embeddings")
 L08 = importar_licao("08_since_2017")  # a senoidal da 08, um oráculo para a da 02
@@ -172,7 +172,7 @@ def test_pasta_longa_cabe_em_80_colunas(pasta, tmp_path):
 def test_parametros_batem_com_facts(tmp_path):
     r = rodar_script("02_embeddings.py", "--so", "6", env={"LAB_MODELO": str(tmp_path / "x")})
     assert r.returncode == 0, r.saida + r.erros
-    from carregar_gpt2 import PARAMETROS_GPT2, TAMANHOS_GPT2
+    from comum.carregar_gpt2 import PARAMETROS_GPT2, TAMANHOS_GPT2
     from transformers import GPT2Config, GPT2LMHeadModel
 
     for nome, (camadas, d, cabecas) in TAMANHOS_GPT2.items():  # as peças = o modelo inteiro
@@ -291,7 +291,7 @@ def test_vizinhos_e_normas_com_tokens_longos_cabem_em_80(pasta_meses):
     nomes = linhas[i].split()
     assert nomes == ["·January", "·February", "·September", "·November", "·December",
                      "·October"]
-    from carregar_gpt2 import carregar_gpt2 as carregar
+    from comum.carregar_gpt2 import carregar_gpt2 as carregar
 
     wte = carregar(str(destino))[0].transformer.wte.weight.detach()
     cos = F.cosine_similarity(wte[ids[1:]], wte[ids[0]][None], dim=1)

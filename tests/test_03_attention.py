@@ -13,9 +13,9 @@ import torch.nn.functional as F
 
 from conftest import RAIZ, pasta_da_sessao, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia, rodar_trecho
-from console import inteiro, num, tamanho
+from comum.console import inteiro, num, tamanho
 from plano_de_aula import conferir_plano_de_90_minutos
-from licao import importar_licao
+from comum import importar_licao
 
 L03 = importar_licao("03_attention")
 
@@ -388,7 +388,7 @@ def test_frase_do_gpt2_real_cabe_numa_tela():
 
 def test_notas_para_o_professor_numeros():
     """124.439.808 parâmetros (fatos.md, gpt2 com a cabeça amarrada) x 4 bytes ~ 475 MiB."""
-    from carregar_gpt2 import PARAMETROS_GPT2
+    from comum.carregar_gpt2 import PARAMETROS_GPT2
 
     L, d, V, P = 12, 768, 50257, 1024
     n = V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d           # a conta fechada
@@ -438,7 +438,7 @@ def test_tamanhos_impressos_dao_a_razao_impressa(inteira):
 
 def test_legenda_do_mapa_e_as_faixas_do_niveis_ascii():
     """A legenda diz a faixa de cada caractere do mapa, e as faixas são as do niveis_ascii."""
-    import figuras
+    from comum import figuras
 
     legenda = L03.legenda_do_mapa()
     assert "' ' de 0 a 0,1" in legenda and "'@' de 0,9 a 1" in legenda
@@ -483,7 +483,7 @@ def test_figura_da_cabeca_nome_curto_e_barra_de_cor(gpt2_pequeno, tmp_path, monk
     import shutil
 
     shutil.copytree(gpt2_pequeno, pasta)
-    import licao as encanamento
+    from comum import licao as encanamento
 
     figuras_salvas = {}
     licao = L03.LICAO
@@ -519,7 +519,7 @@ def test_apostila_experimento_1_linhas_concentradas_e_a_linha_no():
 def test_apostila_experimento_2_o_fator_nas_40_sementes():
     """O que a apostila diz do fator do gradiente vale nas sementes 0 a 39 (ela dizia
     'dezenas de milhares' ao lado de 1,3e4; a semente 20 dá 5,5e3)."""
-    from console import cientifico
+    from comum.console import cientifico
 
     fatores, maiores = {}, []
     for semente in range(40):
@@ -565,7 +565,7 @@ def test_veredito_da_saturacao_segue_os_numeros():
     aprende' saíam quaisquer que fossem os números. Agora só com o maior peso médio >= 0,9
     e o gradiente >= 100 vezes menor (as 40 sementes da apostila: 0,95 a 0,97 e 5,5e3 a
     1,0e5); a frase saturada é a do bloco da apostila, byte a byte."""
-    from console import quebrar
+    from comum.console import quebrar
 
     saturado = L03.frase_saturacao(0.97, 1.3e4)
     assert saturado in APOSTILA.read_text(encoding="utf-8"), saturado

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from console import num, token
+from comum.console import num, token
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import dados_de, navegador, pagina_gravada, rodar_no_node  # noqa: F401
 
 L03 = importar_licao("03_attention")

@@ -14,8 +14,8 @@ from transformers.models.gpt2.modeling_gpt2 import GPT2Attention
 
 from conftest import RAIZ, pasta_da_sessao, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia, rodar_trecho
-from console import inteiro, num, pct
-from licao import importar_licao
+from comum.console import inteiro, num, pct
+from comum import importar_licao
 
 L04 = importar_licao("04_multihead")
 
@@ -240,7 +240,7 @@ def test_sem_modelo_explica_e_segue(tmp_path):
 
 def test_importar_a_04_e_barato_e_nao_roda_nada():
     """05, 06 e 08 importam a 04: ela não pode rodar nada nem puxar transformers/matplotlib."""
-    codigo = ("import sys; from licao import importar_licao; "
+    codigo = ("import sys; from comum.licao import importar_licao; "
               "m = importar_licao('04_multihead'); "
               "print([k for k in ('transformers', 'matplotlib') if k in sys.modules]); "
               "print(hasattr(m, 'AtencaoMultiCabeca'))")
@@ -472,7 +472,7 @@ def test_erro_de_uso_do_d_cabe_em_80_colunas():
 
 def _figuras_dos_experimentos(gpt2, tmp_path, monkeypatch, ks):
     """Roda os experimentos ks no próprio processo e devolve as figuras que salvariam."""
-    import licao as encanamento
+    from comum import licao as encanamento
 
     salvas = {}
     licao = L04.LICAO

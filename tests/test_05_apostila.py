@@ -29,9 +29,9 @@ import torch.nn.functional as F
 from conftest import RAIZ, compartilhado, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
 from treinos import treino_05
-from console import cientifico, inteiro, num, pct, tamanho
-from licao import importar_licao
-from otimizador import Adam
+from comum.console import cientifico, inteiro, num, pct, tamanho
+from comum import importar_licao
+from comum.otimizador import Adam
 
 L05 = importar_licao("05_block")
 TEXTO = " ".join((RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8").split())

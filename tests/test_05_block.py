@@ -14,11 +14,11 @@ import torch
 from transformers import GPT2Config
 from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
-import console
-from carregar_gpt2 import carregar_gpt2
+from comum import console
+from comum.carregar_gpt2 import carregar_gpt2
 from conftest import RAIZ, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
-from licao import importar_licao
+from comum import importar_licao
 from treinos import treino_05
 
 L05 = importar_licao("05_block")

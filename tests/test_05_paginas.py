@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from console import num, pct, token
+from comum.console import num, pct, token
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 
 L05 = importar_licao("05_block")

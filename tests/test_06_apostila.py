@@ -15,11 +15,11 @@ import sys
 import pytest
 import torch
 
-import console
-from carregar_gpt2 import TAMANHOS_GPT2
+from comum import console
+from comum.carregar_gpt2 import TAMANHOS_GPT2
 from conftest import RAIZ
 from copia_do_aluno import copia_da_licao, rodar_copia
-from licao import importar_licao
+from comum import importar_licao
 
 L04 = importar_licao("04_multihead")
 L06 = importar_licao("06_gpt2")

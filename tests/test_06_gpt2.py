@@ -12,10 +12,9 @@ import shutil
 import pytest
 import torch
 
-import carregar_gpt2
-import console
-import licao as encanamento
-import pesos_gpt2
+from comum import carregar_gpt2, console
+from comum import licao as encanamento
+from comum import pesos_gpt2
 from conftest import RAIZ, rodar_script
 from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
 from perturbar import perturbar
@@ -714,7 +713,7 @@ def test_para_a_tela_so_muda_espacos():
     x = a + b                                   # um comentário alinhado longe
     y = a * b  # comentário longo demais para o lado
     return max(a, b, x, y, a - b, b - a, x * y, x - y, y - x)'''.split("\n")
-    import codigo
+    from comum import codigo
 
     tela = codigo.para_a_tela(fonte, 50)
     assert all(len(l) <= 50 for l in tela), tela

@@ -17,9 +17,9 @@ import torch
 
 from conftest import RAIZ, construir_gpt2, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
-import pesos_gpt2
-from console import inteiro, num, pct, quebrar, tamanho
-from licao import importar_licao
+from comum import pesos_gpt2
+from comum.console import inteiro, num, pct, quebrar, tamanho
+from comum import importar_licao
 from perturbar import perturbar
 from terminal import Tela, sem_tmux
 
@@ -391,7 +391,7 @@ def test_somar_interpola_as_medidas():
 def test_limites_com_teto_fixo():
     """O arredondamento sai como '< teto' com um teto FIXO: o limite antigo dizia a casa
     decimal do próprio número ('< 1e-6' ou '< 1e-7' conforme a CPU)."""
-    from console import limite
+    from comum.console import limite
 
     for x in (3.8e-9, 9.9e-8, 1.2e-7, 0.0):             # ruído de duas CPUs diferentes
         assert limite(x, licao.TETO_K) == "< 1e-4"

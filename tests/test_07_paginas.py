@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 import torch
 
-from console import inteiro, num, pct
+from comum.console import inteiro, num, pct
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import dados_de, navegador, pagina_gravada, rodar_no_node  # noqa: F401
 
 licao = importar_licao("07_generation")

@@ -27,9 +27,9 @@ import pytest
 import torch
 from torch import nn
 
-from console import inteiro, num
+from comum.console import inteiro, num
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
 
 L08 = importar_licao("08_since_2017")

@@ -24,8 +24,8 @@ from transformers.models.llama.modeling_llama import (LlamaDecoderLayer, LlamaML
                                                       apply_rotary_pos_emb)
 
 from conftest import RAIZ, compartilhado, rodar_script
-from console import inteiro, num, pct
-from licao import importar_licao, semear
+from comum.console import inteiro, num, pct
+from comum.licao import importar_licao, semear
 
 L = importar_licao("08_since_2017")
 L05 = importar_licao("05_block")        # só o que a 05 exporta: Bloco, Pilha...

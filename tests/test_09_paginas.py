@@ -20,9 +20,9 @@ import re
 
 import pytest
 
-from console import cientifico, num
+from comum.console import cientifico, num
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
 
 licao = importar_licao("09_scaling")

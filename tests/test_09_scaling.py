@@ -15,10 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from console import cientifico, num
+from comum.console import cientifico, num
 from conftest import RAIZ, pasta_da_sessao, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
-from licao import importar_licao
+from comum import importar_licao
 
 licao = importar_licao("09_scaling")
 L06 = importar_licao("06_gpt2")          # o GPT2 que a lição conta

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from conftest import RAIZ
-from console import inteiro, legivel
-from licao import importar_licao
+from comum.console import inteiro, legivel
+from comum import importar_licao
 from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 from treinos import mesma_pagina, treino_padrao_10
 

@@ -23,8 +23,8 @@ import pytest
 import torch
 
 from conftest import RAIZ, VARIANTES_CPU, ambiente_de_aluno, rodar_script
-from console import inteiro, num
-from licao import importar_licao
+from comum.console import inteiro, num
+from comum import importar_licao
 from treinos import treino_padrao_10 as treino_padrao  # a página: tests/test_10_paginas.py
 
 L10 = importar_licao("10_treino")
@@ -301,11 +301,11 @@ def test_exportar_para_o_transformers_e_para_a_07(tmp_path):
         for p in modelo.parameters():
             p.add_(torch.randn_like(p) * 0.05)
     tok = L10.Caracteres()
-    from pesos_gpt2 import exportar
+    from comum.pesos_gpt2 import exportar
 
     diferenca = exportar(modelo, tok, c, tmp_path / "hf")
     assert diferenca < 1e-4
-    import carregar_gpt2
+    from comum import carregar_gpt2
     from transformers import GPT2LMHeadModel
 
     hf, tok_hf = carregar_gpt2.carregar_gpt2(str(tmp_path / "hf"))   # o que a lição 07 usa

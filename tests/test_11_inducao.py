@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import RAIZ, compartilhado, rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from treinos import licao_padrao_11, treino_padrao_10
 
 L11 = importar_licao("11_inducao")
@@ -203,7 +203,7 @@ def _tabela(secao):
 
 
 def test_a_licao_inteira_roda_em_80_colunas_e_aponta_para_a_13(execucao_padrao):
-    """O curso fecha na última lição que existe (a 13, lab/licao.py decide): a 11 termina
+    """O curso fecha na última lição que existe (a 13, lab/comum/licao.py decide): a 11 termina
     com o próximo passo, pulando a 12, que ainda não existe, e sem o fim do curso."""
     r, pasta = execucao_padrao
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-2000:]

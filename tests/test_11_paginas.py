@@ -16,9 +16,9 @@ import re
 import numpy as np
 import pytest
 
-import figuras
+from comum import figuras
 from conftest import RAIZ
-from console import inteiro
+from comum.console import inteiro
 from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
 from treinos import licao_padrao_11, mesma_pagina
 

@@ -16,7 +16,7 @@ import torch
 
 from conftest import RAIZ, modelo_compartilhado, rodar_script
 from modelos_de_teste import FORMA_TUCANO_160M, construir_llama
-import licao
+from comum import licao
 
 L13 = licao.importar_licao("13_tucano")
 L08 = licao.importar_licao("08_since_2017")

@@ -1,8 +1,10 @@
-"""O encanamento do lab (lab/*.py que não são lições) é um grafo sem ciclos, em camadas.
+"""O encanamento do lab (lab/comum/) é um grafo sem ciclos, em camadas, atrás de uma fachada.
 
-Cada `import` e `from ... import` de cada módulo conta, também os de dentro de uma função
-(lidos com ast.walk): um import preguiçoso esconde um ciclo, não o desfaz. Nenhum módulo do
-encanamento passa de 500 linhas.
+Cada `import` e `from ... import` de cada módulo conta, relativo (`from .console import`) ou
+não, também os de dentro de uma função (lidos com ast.walk): um import preguiçoso esconde um
+ciclo, não o desfaz. Nenhum módulo do encanamento passa de 500 linhas. As lições só chegam ao
+encanamento por `comum`; `comum/__init__.py` não define nada e repete os nomes que três ou
+mais lições usam.
 """
 from __future__ import annotations
 
@@ -11,20 +13,33 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENCANAMENTO
+from conftest import ENCANAMENTO, RAIZ
 
 LIMITE_DE_LINHAS = 500
-MODULOS = {p.stem: p for p in ENCANAMENTO}
+MODULOS = {p.stem: p for p in ENCANAMENTO if p.stem != "__init__"}
+LICOES = sorted((RAIZ / "lab").glob("[0-9][0-9]_*.py"))
 
 
 def imports(caminho) -> set[str]:
-    """Os módulos do encanamento que `caminho` importa, em qualquer ponto do arquivo."""
+    """Os módulos do encanamento que `caminho` (um módulo de comum/) importa."""
+    return imports_do_texto(caminho.read_text(encoding="utf-8"))
+
+
+def imports_do_texto(fonte: str) -> set[str]:
+    """Os módulos do encanamento que a fonte importa, em qualquer ponto: `from .x import`,
+    `from . import x`, `from comum.x import`, `from comum import x`."""
     nomes = set()
-    for no in ast.walk(ast.parse(caminho.read_text(encoding="utf-8"))):
+    for no in ast.walk(ast.parse(fonte)):
         if isinstance(no, ast.Import):
-            nomes |= {a.name.split(".")[0] for a in no.names}
-        elif isinstance(no, ast.ImportFrom) and no.level == 0 and no.module:
-            nomes.add(no.module.split(".")[0])
+            nomes |= {a.name.removeprefix("comum.").split(".")[0] for a in no.names}
+        elif isinstance(no, ast.ImportFrom):
+            modulo = (no.module or "").removeprefix("comum")
+            if no.level == 0 and no.module and not no.module.startswith("comum"):
+                continue                                       # torch, rich, ...
+            if modulo.strip("."):
+                nomes.add(modulo.strip(".").split(".")[0])
+            else:                                              # from . import x
+                nomes |= {a.name for a in no.names}
     return nomes & set(MODULOS)
 
 
@@ -61,6 +76,16 @@ def test_a_busca_acha_um_ciclo_quando_ha():
                      "console": set()}) is None
 
 
+def test_o_grafo_e_lido_dos_imports_relativos():
+    """O grafo não está vazio por engano: licao importa opcoes, erros e processo (com
+    `from .x import`), e paginas, console e erros."""
+    assert {"opcoes", "erros", "processo", "console", "caminhos"} <= GRAFO["licao"]
+    assert {"console", "erros", "opcoes"} <= GRAFO["paginas"]
+    assert imports_do_texto("from . import licao\nfrom .console import dizer\nimport torch\n"
+                            "from comum.erros import erro_legivel\nfrom rich import box\n") \
+        == {"licao", "console", "erros"}
+
+
 def test_o_encanamento_nao_tem_ciclo_de_imports():
     assert {"licao", "console", "opcoes", "erros", "caminhos", "processo"} <= set(GRAFO)
     ciclo = um_ciclo(GRAFO)
@@ -95,3 +120,47 @@ def test_os_testes_so_citam_arquivos_do_repositorio():
         texto = arquivo.read_text(encoding="utf-8")
         for fora in ("../" + "shared", "FACTS" + ".md"):   # (escritos assim para não se acharem)
             assert fora not in texto, f"{arquivo.name} cita {fora}"
+
+
+# ---------------------------------------------------------------- as lições e a fachada
+def _imports_das_licoes():
+    """{lição: [(módulo, nomes)]} de cada import de cada lição, em qualquer ponto."""
+    todos = {}
+    for licao in LICOES:
+        lista = todos.setdefault(licao.name, [])
+        for no in ast.walk(ast.parse(licao.read_text(encoding="utf-8"))):
+            if isinstance(no, ast.Import):
+                lista += [(a.name, []) for a in no.names]
+            elif isinstance(no, ast.ImportFrom):
+                lista.append(("." * no.level + (no.module or ""), [a.name for a in no.names]))
+    return todos
+
+
+def test_as_licoes_so_chegam_ao_encanamento_por_comum():
+    """`import console` ou `from licao import ...` numa lição é o layout antigo (o módulo
+    não existe mais em lab/): tudo do encanamento vem de `comum` ou `comum.x`."""
+    for licao, lista in _imports_das_licoes().items():
+        for modulo, _nomes in lista:
+            assert modulo.split(".")[0] not in MODULOS, f"{licao}: import {modulo}"
+
+
+def test_a_fachada_nao_define_nada_e_tem_o_que_tres_licoes_usam():
+    fachada = RAIZ / "lab" / "comum" / "__init__.py"
+    arvore = ast.parse(fachada.read_text(encoding="utf-8"))
+    for no in arvore.body[1:]:                                   # depois da docstring
+        alvos = getattr(no, "targets", [])
+        assert isinstance(no, ast.ImportFrom) or (
+            isinstance(no, ast.Assign) and [a.id for a in alvos] == ["__all__"]), (
+            f"comum/__init__.py:{no.lineno} define algo (só importa e lista o __all__)")
+    exporta = set(ast.literal_eval(next(no.value for no in arvore.body
+                                        if isinstance(no, ast.Assign))))
+    usos = {}
+    for licao, lista in _imports_das_licoes().items():
+        for modulo, nomes in lista:
+            if modulo.startswith("comum"):
+                for nome in nomes:
+                    usos.setdefault(nome, set()).add(licao)
+    comuns = {nome for nome, licoes in usos.items() if len(licoes) >= 3}
+    assert comuns <= exporta, f"usados por 3+ lições, fora da fachada: {comuns - exporta}"
+    raros = {nome for nome in exporta - {"conferir"} if len(usos.get(nome, ())) < 3}
+    assert not raros, f"na fachada, mas usados por menos de 3 lições: {raros}"

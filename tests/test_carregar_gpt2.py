@@ -1,4 +1,4 @@
-"""Carregar o GPT-2 (lab/carregar_gpt2.py): de uma pasta, os erros explicados em português,
+"""Carregar o GPT-2 (lab/comum/carregar_gpt2.py): de uma pasta, os erros explicados em português,
 a memória conferida antes (e lida no macOS), sem rede, a tabela de parâmetros."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 import pytest
 import torch
 
-import carregar_gpt2
+from comum import carregar_gpt2
 from conftest import rodar_script
 
 

@@ -1,4 +1,4 @@
-"""O console (lab/console.py): os números no formato brasileiro, um console legado
+"""O console (lab/comum/console.py): os números no formato brasileiro, um console legado
 (cp1252), perguntar sem entrada."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import console
+from comum import console
 from conftest import RAIZ
 
 
@@ -33,7 +33,7 @@ def test_formatos_novos():
 
 
 def test_console_legado_nao_quebra():
-    codigo = ("import console; console.preparar_saida(); "
+    codigo = ("from comum import console; console.preparar_saida(); "
               "console.dizer('token: 日本 ✓ ção'); print('fim')")
     r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ / "lab", capture_output=True,
                        env={"PYTHONIOENCODING": "cp1252", "PATH": ""})
@@ -46,7 +46,7 @@ def test_console_legado_nao_quebra():
                                                  ("0<<< 'oi'", "'oi'")])
 def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
     """Base do --pausa e do --interativo: sem stdin, segue em vez de quebrar."""
-    codigo = "import console; print(repr(console.perguntar('> ')))"
+    codigo = "from comum import console; print(repr(console.perguntar('> ')))"
     r = subprocess.run(["bash", "-c", f'exec {redirecao}; exec "$0" -c "$1"',
                         sys.executable, codigo], cwd=RAIZ / "lab", capture_output=True,
                        text=True)
@@ -57,7 +57,7 @@ def test_perguntar_sem_entrada_devolve_none(redirecao, esperado):
 def test_duracao_e_comando():
     """A duração na unidade que se lê melhor, e o comando que a tela sugere nas duas formas
     do README (a lição 10 imprime os dois)."""
-    from console import comando, duracao
+    from comum.console import comando, duracao
 
     assert duracao(20) == "menos de 1 min" and duracao(89 * 60) == "cerca de 89 min"
     assert duracao(26 * 3600, "uns ") == "uns 26 h" and duracao(5 * 86400) == "cerca de 5 dias"

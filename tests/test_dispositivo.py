@@ -1,4 +1,4 @@
-"""lab/dispositivo.py: a escolha do --dispositivo (no auto, CUDA, depois MPS, depois a CPU, com
+"""comum/dispositivo.py: a escolha do --dispositivo (no auto, CUDA, depois MPS, depois a CPU, com
 o motivo), o pedido de um dispositivo que não existe (uso errado, saída 2, em português) e a
 linha que a lição imprime (nenhuma na CPU: a saída fica a de sempre).
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import dispositivo
+from comum import dispositivo
 from conftest import rodar_script
 
 
@@ -83,7 +83,7 @@ def test_a_licao_00_diz_o_que_a_10_usaria(maquina, capsys):
     escolheria, e o motivo (aqui, com uma GPU CUDA de mentira, e sem nenhuma)."""
     import types
 
-    from licao import importar_licao
+    from comum import importar_licao
 
     L00 = importar_licao("00_check")
     for tem, esperado in (({"cuda": True}, "usaria: GPU CUDA (NVIDIA de teste)"),

@@ -1,4 +1,4 @@
-"""lab/distribuido.py: a fatia do lote de cada processo, lancar() de N processos nesta máquina
+"""comum/distribuido.py: a fatia do lote de cada processo, lancar() de N processos nesta máquina
 (o que o posto 0 devolve volta; um processo que morre faz os outros pararem, com uma mensagem
 em português, sem esperar o prazo) e um erro de comunicação virando ProcessoCaiu."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import distribuido
+from comum import distribuido
 
 
 def test_as_fatias_cobrem_o_lote_sem_se_cruzar():
@@ -48,7 +48,7 @@ TRABALHO = '''
 import os
 import torch
 import torch.distributed as dist
-import distribuido
+from comum import distribuido
 
 
 def morrer(entrada):

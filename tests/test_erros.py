@@ -1,4 +1,4 @@
-"""O erro do aluno (lab/erros.py): em português, com o arquivo e a linha do código dele
+"""O erro do aluno (lab/comum/erros.py): em português, com o arquivo e a linha do código dele
 (não do encanamento); LAB_TRACEBACK=1 mostra o traceback inteiro."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-import erros
+from comum import erros
 from conftest import ENCANAMENTO
 from copia_do_aluno import LICAO_DO_ALUNO, lab_copiado, rodar_licao_do_aluno
 

@@ -1,4 +1,4 @@
-"""As figuras (lab/figuras.py): gráficos ASCII, a vírgula decimal em todo eixo, marcas
+"""As figuras (lab/comum/figuras.py): gráficos ASCII, a vírgula decimal em todo eixo, marcas
 inteiras, e o matplotlib só importado quando uma figura é pedida."""
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-import figuras
-import licao
+from comum import figuras, licao
 from conftest import RAIZ
 
 

@@ -1,4 +1,4 @@
-"""O roteiro da lição (lab/licao.py): a docstring é o sumário, --lista, a primeira linha
+"""O roteiro da lição (lab/comum/licao.py): a docstring é o sumário, --lista, a primeira linha
 antes do torch, o resumo e a saída 0/1/130, o próximo passo, importar_licao."""
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-import carregar_gpt2
-import licao
+from comum import carregar_gpt2, licao
 from conftest import RAIZ, rodar_script
 
 
@@ -33,7 +32,7 @@ def test_abrir_numa_licao_importada_nao_faz_nada():
     """LICAO.abrir() no topo do arquivo só age quando a lição é o script rodado: importada
     por outra lição, não lê a linha de comando (a de quem importou) nem imprime nada."""
     codigo = ("import sys\nsys.path.insert(0, 'lab')\nsys.argv = ['x', '--opcao-que-nao-existe']\n"
-              "from licao import importar_licao\nL05 = importar_licao('05_block')\n"
+              "from comum.licao import importar_licao\nL05 = importar_licao('05_block')\n"
               "print('args', L05.LICAO.args, L05.Bloco.__name__)\n")
     r = subprocess.run([sys.executable, "-c", codigo], cwd=RAIZ, capture_output=True,
                        text=True, encoding="utf-8", timeout=120)
@@ -160,11 +159,9 @@ def test_tempo_impresso_nao_conta_a_pausa(capsys, monkeypatch):
     experimento espera 0,6 s numa pausa e trabalha quase nada: imprime (0,0 s)."""
     import time
 
-    import pausas
-
-    monkeypatch.setattr(pausas, "interativa", lambda _args: True)
-    monkeypatch.setattr(pausas, "perguntar_pausa", lambda _t: time.sleep(0.6) or False)
-    monkeypatch.setattr(pausas, "limpar_tela", lambda: None)
+    monkeypatch.setattr(licao, "interativa", lambda _args: True)
+    monkeypatch.setattr(licao, "perguntar_pausa", lambda _t: time.sleep(0.6) or False)
+    monkeypatch.setattr(licao, "limpar_tela", lambda: None)
     li = licao.Licao("99", "teste", ["com pausa"])
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args(["--pausa"])
     inicio = time.perf_counter()

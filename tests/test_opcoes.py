@@ -1,4 +1,4 @@
-"""As opções da linha de comando (lab/opcoes.py): a ajuda e os erros de uso em português,
+"""As opções da linha de comando (lab/comum/opcoes.py): a ajuda e os erros de uso em português,
 em 80 colunas, os validadores (inteiro_entre, real_entre...)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import opcoes
+from comum import opcoes
 from conftest import RAIZ, rodar_script
 from copia_do_aluno import rodar_licao_do_aluno
 

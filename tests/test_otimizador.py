@@ -1,9 +1,9 @@
-"""O Adam do lab (lab/otimizador.py) contra o torch.optim, com e sem decaimento de pesos."""
+"""O Adam do lab (lab/comum/otimizador.py) contra o torch.optim, com e sem decaimento de pesos."""
 from __future__ import annotations
 
 import torch
 
-import otimizador
+from comum import otimizador
 
 
 def test_adam_igual_ao_do_pytorch():

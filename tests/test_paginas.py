@@ -1,4 +1,4 @@
-"""O encanamento das páginas (lab/paginas.py): os formatos pt-BR em JavaScript iguais aos de
+"""O encanamento das páginas (lab/comum/paginas.py): os formatos pt-BR em JavaScript iguais aos de
 console.py, um documento que não pede nada à rede, gravar e abrir (só com --abrir).
 
 As páginas de cada lição têm o seu arquivo (tests/test_09_paginas.py...), com o navegador.
@@ -14,8 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import console
-import paginas
+from comum import console, paginas
 from conftest import rodar_script
 from navegador import rodar_no_node, script_da_pagina
 
@@ -155,7 +154,7 @@ def test_erro_no_gerador_sai_com_arquivo_e_linha(tmp_path, capsys, monkeypatch):
 def test_pagina_sem_o_gpt2_e_pulada_com_o_motivo(tmp_path, capsys):
     """Uma página que sai do GPT-2 (03, 04, 07) sem o modelo: 'PULADO' com o motivo de
     sempre, como num experimento; saída 1 e nada gravado."""
-    from licao import ExperimentoPulado
+    from comum.licao import ExperimentoPulado
 
     def sem_modelo():
         raise ExperimentoPulado("não há pasta 'x', e esse não é um nome de GPT-2")
@@ -167,7 +166,7 @@ def test_pagina_sem_o_gpt2_e_pulada_com_o_motivo(tmp_path, capsys):
 
 
 def test_opcoes_html_e_abrir():
-    from licao import criar_parser
+    from comum.licao import criar_parser
 
     p = criar_parser("lab/x.py", "x", ["a"], paginas.opcoes())
     assert p.parse_args([]).html is None and not paginas.pedida(p.parse_args([]))
@@ -181,7 +180,7 @@ def test_opcoes_html_e_abrir():
 
 def test_encanamento_conhece_paginas():
     """Um erro dentro de paginas.py não é o do aluno: o quadro mostrado é o da lição."""
-    import erros
+    from comum import erros
 
     assert "paginas.py" in erros.encanamento()
 

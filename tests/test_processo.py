@@ -1,4 +1,4 @@
-"""O processo da lição (lab/processo.py): Ctrl+C com threads treinando para na hora;
+"""O processo da lição (lab/comum/processo.py): Ctrl+C com threads treinando para na hora;
 esperar devolve na ordem."""
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-import processo
+from comum import processo
 from conftest import RAIZ
 
 
 CTRL_C_COM_THREADS = r"""
 import concurrent.futures, sys, time
 sys.path.insert(0, "lab")
-import console, licao
+from comum import console, licao
 li = licao.Licao("99", "teste", ["treina em duas threads"])
 li.abrir(["--sem-figuras"])
 import torch

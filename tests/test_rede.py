@@ -1,4 +1,4 @@
-"""O caminho até o hub (lab/rede.py): os certificados do sistema (truststore) e o
+"""O caminho até o hub (lab/comum/rede.py): os certificados do sistema (truststore) e o
 certificado recusado de uma rede que inspeciona o HTTPS, explicado em português."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import rede
+from comum import rede
 from conftest import RAIZ, ambiente_de_aluno
 
 
@@ -28,7 +28,7 @@ def test_certificado_recusado_acha_a_causa_no_meio_da_cadeia():
 
 def test_confiar_nos_certificados_do_sistema_e_o_truststore():
     """O SSLContext do processo passa a ser o do truststore (os certificados do sistema)."""
-    codigo = ("import sys, ssl; sys.path.insert(0, 'lab'); import rede; "
+    codigo = ("import sys, ssl; sys.path.insert(0, 'lab'); from comum import rede; "
               "rede.confiar_nos_certificados_do_sistema(); "
               "print(ssl.SSLContext.__module__, ssl.create_default_context().__class__.__module__)")
     r = subprocess.run([sys.executable, "-c", codigo], capture_output=True, text=True,

@@ -1,4 +1,4 @@
-"""O Ritmo (lab/ritmo.py): quantas threads o treino da lição 10 usa, pelo que a máquina
+"""O Ritmo (lab/comum/ritmo.py): quantas threads o treino da lição 10 usa, pelo que a máquina
 entrega. Aqui com um relógio e um torch de mentira, para cada caso dar sempre o mesmo: uma
 máquina quieta (nada troca, nada é dito), uma que fica ocupada no meio (troca para 1 thread
 e diz o que mediu), uma que folga depois (volta), uma já ocupada no começo, e os casos em
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-import ritmo as R
-from licao import importar_licao
+from comum import ritmo as R
+from comum import importar_licao
 
 
 class Maquina:

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from conftest import construir_tokenizador, modelo_compartilhado, pasta_da_sessao, rodar_script
-from console import inteiro, num, pct
-from licao import importar_licao
+from comum.console import inteiro, num, pct
+from comum import importar_licao
 
 L04 = importar_licao("04_multihead")
 L05 = importar_licao("05_block")
@@ -101,7 +101,7 @@ def _inteira(r, meu_gpt, n, figuras):
 
 # ------------------------------------------------------------ a regra e a pasta
 def test_a_regra_do_modelo_de_caracteres(meu_gpt, tmp_path):
-    from carregar_gpt2 import de_caracteres
+    from comum.carregar_gpt2 import de_caracteres
     from transformers import AutoTokenizer
 
     caracteres = AutoTokenizer.from_pretrained(meu_gpt)

@@ -29,8 +29,9 @@ def lab_copiado(pasta: Path) -> Path:
     lab.mkdir(parents=True, exist_ok=True)
     for arquivo in (RAIZ / "lab").glob("*.py"):
         shutil.copy(arquivo, lab / arquivo.name)
-    for dados in ("dados", "html"):
-        shutil.copytree(RAIZ / "lab" / dados, lab / dados, dirs_exist_ok=True)
+    for dados in ("comum", "dados", "html"):
+        shutil.copytree(RAIZ / "lab" / dados, lab / dados, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     return lab
 
 
@@ -72,7 +73,7 @@ def rodar_trecho(codigo: str, raiz: Path = RAIZ, env=None, timeout: float = 180)
 
 LICAO_DO_ALUNO = '''
 import sys
-from licao import Licao, opcao, inteiro_entre
+from comum.licao import Licao, opcao, inteiro_entre
 
 LICAO = Licao("98", "a cópia do aluno", ["um erro de forma", "um TypeError", "roda"],
               opcoes=[opcao("--camadas", inteiro_entre(1, 64, "--camadas 4"), 2, "camadas")])

@@ -1,4 +1,4 @@
-"""Um navegador de verdade para os testes das páginas (lab/paginas.py).
+"""Um navegador de verdade para os testes das páginas (lab/comum/paginas.py).
 
 `Navegador` abre o Chromium do sistema (o pacote `chromium` do Debian; ou o executável
 em LAB_CHROMIUM) sem tela e sem rede, e fala com ele pelo protocolo do DevTools (CDP)

@@ -73,13 +73,16 @@ def _gravar(destino: Path, dados: bytes) -> None:
 # ------------------------------------------------------------------ chaves
 @functools.lru_cache(maxsize=None)
 def codigo_do_lab() -> str:
-    """Hash de lab/*.py, dos dados das lições (lab/dados/) e das fontes das páginas
-    (lab/html/): uma lição editada no meio da sessão não reusa nada velho."""
+    """Hash de lab/*.py, do encanamento (lab/comum/), dos dados das lições (lab/dados/) e
+    das fontes das páginas (lab/html/): uma lição ou um módulo editado no meio da sessão
+    não reusa nada velho."""
     h = hashlib.sha256()
-    arquivos = (sorted((RAIZ / "lab").glob("*.py")) + sorted((RAIZ / "lab" / "dados").glob("*"))
+    arquivos = (sorted((RAIZ / "lab").glob("*.py")) + sorted((RAIZ / "lab" / "comum").glob("*.py"))
+                + sorted((RAIZ / "lab" / "dados").glob("*"))
                 + sorted((RAIZ / "lab" / "html").glob("*")))     # as páginas que as lições gravam
     for arquivo in arquivos:
-        h.update(arquivo.name.encode() + b"\0" + arquivo.read_bytes() + b"\0")
+        nome = arquivo.relative_to(RAIZ).as_posix().encode()
+        h.update(nome + b"\0" + arquivo.read_bytes() + b"\0")
     return h.hexdigest()
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 import sessao
 from conftest import rodar_script
-from licao import importar_licao
+from comum import importar_licao
 from navegador import DADOS
 
 

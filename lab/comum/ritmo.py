@@ -22,7 +22,7 @@ import os
 import statistics
 import time
 
-from console import dizer, num, plural, quebrar
+from .console import dizer, num, plural, quebrar
 
 __all__ = ["Ritmo", "uma_thread", "REVER_A_CADA", "BLOCO", "MAIS_LENTO", "GANHO", "SONDAS"]
 

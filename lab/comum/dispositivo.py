@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from console import quebrar
-from opcoes import opcao, para_ajuda
+from .console import quebrar
+from .opcoes import opcao, para_ajuda
 
 __all__ = ["ESCOLHAS", "opcao_dispositivo", "escolher", "DispositivoAusente", "ou_sair",
            "nome_legivel", "anuncio"]

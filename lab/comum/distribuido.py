@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from caminhos import PASTA_LAB
-from processo import ao_interromper, ao_sinal
+from .caminhos import PASTA_LAB
+from .processo import ao_interromper, ao_sinal
 
 __all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
            "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
@@ -92,7 +92,7 @@ def conferir(lote: int, dispositivo: str) -> None:
     """O que um treino em vários processos não aceita, conferido antes de entrar no grupo:
     o MPS (o grupo é gloo, na CPU, ou nccl, na CUDA) e um lote que não se divide entre os
     processos. É uso errado: 'erro: ...' e a saída 2. Sem torchrun, tudo vale."""
-    from opcoes import uso_errado
+    from .opcoes import uso_errado
 
     n = mundo()
     if n > 1 and dispositivo == "mps":
@@ -221,7 +221,7 @@ def _porta_livre() -> int:
         return s.getsockname()[1]
 
 
-_CODIGO_DO_FILHO = ("import sys; sys.path.insert(0, sys.argv[1]); import distribuido; "
+_CODIGO_DO_FILHO = ("import sys; sys.path.insert(0, sys.argv[1]); from comum import distribuido; "
                     "distribuido._trabalhar(*sys.argv[2:])")
 
 

@@ -1,6 +1,6 @@
 """Confira o seu código contra o da lição, como os exercícios pedem.
 
-    from conferir import conferir
+    from .conferir import conferir
     L03 = importar_licao("03_attention")
     conferir(minha_atencao, lambda q, k, v: L03.atencao(q, k, v)[0],
              entradas=[(q, k, v)], dica="divida as notas por raiz(d_k) antes do softmax")
@@ -11,8 +11,8 @@ e quantos diferem; no fim, a dica. Devolve True quando tudo confere.
 """
 from __future__ import annotations
 
-from console import cientifico, dizer, inteiro, num, quebrar
-from erros import erro_legivel
+from .console import cientifico, dizer, inteiro, num, quebrar
+from .erros import erro_legivel
 
 __all__ = ["conferir"]
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from console import dizer, num
-from erros import ExperimentoPulado
+from .console import dizer, num
+from .erros import ExperimentoPulado
 
 __all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "exportar", "contar", "modelos",
            "montar_nosso", "tokenizar", "confere", "TOLERANCIA", "FOLGA", "BASE"]

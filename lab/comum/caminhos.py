@@ -1,12 +1,14 @@
-"""Os caminhos do lab: a raiz do repositório, a pasta das lições (lab/) e curto(caminho).
+"""Os caminhos do lab: a raiz do repositório, a pasta das lições (lab/), a do encanamento
+(lab/comum/) e curto(caminho).
 
 Não importa nada do lab: todo o encanamento pode usá-lo sem criar um ciclo."""
 from __future__ import annotations
 
 from pathlib import Path
 
-RAIZ = Path(__file__).resolve().parent.parent
+RAIZ = Path(__file__).resolve().parent.parent.parent
 PASTA_LAB = RAIZ / "lab"
+PASTA_COMUM = PASTA_LAB / "comum"
 
 
 def curto(caminho) -> str:

@@ -6,7 +6,7 @@ título e um experimento por linha, na ordem, e a lição é lida dela:
     Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md)
     1. Monte o bloco e veja as formas
     2. A norma do fluxo residual, camada a camada, no GPT-2
-    from licao import Licao, inteiro_entre, opcao
+    from .licao import Licao, inteiro_entre, opcao
     LICAO = Licao.da_docstring(__doc__, usa_gpt2={2}, opcoes=[
         opcao("--passos", inteiro_entre(1), 20, "passos de treino do experimento 2"),
     ])
@@ -30,19 +30,20 @@ do aluno) e processo.py (Ctrl+C, em_paralelo, semear).
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 import time
 from pathlib import Path
 
-import pausas
-from caminhos import PASTA_LAB, RAIZ
-from console import cano_fechado, dizer, largura, num, plural, preparar_saida, quebrar
-from erros import ExperimentoPulado, VerificacaoFalhou, erro_legivel, traceback_pedido
+from .caminhos import PASTA_LAB, RAIZ
+from .console import (cano_fechado, console, cortar, dizer, largura, num, perguntar, plural,
+                     preparar_saida, quebrar)
+from .erros import ExperimentoPulado, VerificacaoFalhou, erro_legivel, traceback_pedido
 # os nomes de antes, daqui: o cabeçalho de cada lição continua `from licao import ...`
-from opcoes import (SEMENTE_MAXIMA, arquivo_de_texto, criar_parser, inteiro_entre,  # noqa: F401
+from .opcoes import (SEMENTE_MAXIMA, arquivo_de_texto, criar_parser, inteiro_entre,  # noqa: F401
                     lista_de_inteiros, no_maximo, opcao, real_entre, texto_utf8)
-from processo import (ao_interromper, em_paralelo, esperar, instalar_ctrl_c,  # noqa: F401
+from .processo import (ao_interromper, em_paralelo, esperar, instalar_ctrl_c,  # noqa: F401
                       interromper, semear)
 
 __all__ = [
@@ -55,6 +56,50 @@ __all__ = [
 ULTIMA_DO_MAPA = 13  # o mapa do lab vai de 00_check a 13_tucano (números podem faltar)
 # A última lição que existe em lab/ fecha o curso: a seção da apostila dela com este título.
 FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"
+
+
+# ---------------------------------------------------------------- as pausas do --pausa
+# Entre um experimento e outro, e dentro dele antes de cada tabela ou gráfico que rolaria
+# a tela de 30 linhas, a lição para, diz numa linha o que vem ("[Enter] 3/6 · A norma do
+# fluxo residual…  (r: repete)"), espera o Enter e limpa a tela; r + Enter roda o
+# experimento de novo. Só num terminal: num pipe, com a entrada fechada ou sem --pausa,
+# nada muda na saída.
+
+class Repetir(Exception):
+    """r + Enter numa pausa: o experimento atual roda de novo, do começo."""
+
+
+def interativa(args) -> bool:
+    """--pausa só vale com entrada E saída num terminal: num pipe (| tee, | more,
+    < respostas.txt) ou com a entrada fechada, a saída não ganha nenhuma linha."""
+    if not getattr(args, "pausa", False):
+        return False
+    try:
+        return bool(sys.stdin and not sys.stdin.closed and sys.stdin.isatty()
+                    and sys.stdout.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def perguntar_pausa(a_seguir: str) -> bool:
+    """Uma linha só ('[Enter] 3/6 · título…  (r: repete)'), para não rolar a tela;
+    True se a resposta for r (r + Enter: o experimento atual de novo)."""
+    dica = "  (r: repete) "
+    resposta = perguntar(cortar(f"[Enter] {a_seguir}", len(dica)) + dica)
+    return (resposta or "").strip().lower() in ("r", "repete", "repetir")
+
+
+def limpar_tela() -> None:
+    """Limpa a tela do terminal. O rich manda ESC[2J ESC[H (terminais e o console novo
+    do Windows); o console antigo do Windows não entende a sequência (e o rich só
+    levaria o cursor ao topo, escrevendo por cima): ali, cls."""
+    terminal = console()
+    if not terminal.is_terminal or terminal.is_dumb_terminal:
+        return
+    if terminal.legacy_windows:
+        os.system("cls")
+    else:
+        terminal.clear()
 
 
 # ---------------------------------------------------------------- lição e experimentos
@@ -159,8 +204,7 @@ class Licao:
         """Grava a figura em --figuras (vírgula decimal nos eixos) e imprime o caminho."""
         if self.args.sem_figuras:
             return None
-        import figuras
-
+        from . import figuras
         return figuras.salvar(fig, Path(self.args.figuras), nome)
 
     @property
@@ -174,8 +218,7 @@ class Licao:
 
         margem, base: a memória que a lição precisa é margem x os pesos + base bytes
         (conferida antes de qualquer download)."""
-        import carregar_gpt2
-
+        from . import carregar_gpt2
         if self._modelo is None and self._erro_modelo is None:
             try:
                 self._modelo = carregar_gpt2.carregar_gpt2(self.args.modelo, margem=margem,
@@ -199,7 +242,7 @@ class Licao:
                 if i and self.args.pausa:
                     while self._pausa_entre(f"{k}/{n} · {titulo}"):  # r + Enter
                         self._rodar_um(funcoes, *escolhidos[i - 1], n, True)
-                    limpo = pausas.interativa(self.args)
+                    limpo = interativa(self.args)
                 self._rodar_um(funcoes, k, titulo, n, limpo)
             while escolhidos and self.args.pausa and self._pausa_entre("Resumo"):
                 self._rodar_um(funcoes, *escolhidos[-1], n, True)
@@ -230,7 +273,7 @@ class Licao:
                 if self._verificacoes_falhas:
                     raise VerificacaoFalhou(
                         "não confere: " + "; ".join(self._verificacoes_falhas))
-            except pausas.Repetir:
+            except Repetir:
                 continue
             except (BrokenPipeError, KeyboardInterrupt, SystemExit):
                 raise
@@ -267,26 +310,26 @@ class Licao:
         a seguir: ..."), espera o Enter e limpa a tela; r + Enter roda o experimento
         de novo. Num pipe, com a entrada fechada ou sem --pausa, não faz nada (a saída
         fica idêntica, linha a linha)."""
-        if not pausas.interativa(self.args):
+        if not interativa(self.args):
             return
         numero, cabecalho = self._atual
         espera = time.perf_counter()
-        repetir = pausas.perguntar_pausa(f"{numero}, a seguir: {a_seguir}")
+        repetir = perguntar_pausa(f"{numero}, a seguir: {a_seguir}")
         self._pausado += time.perf_counter() - espera
         if repetir:
-            pausas.limpar_tela()
-            raise pausas.Repetir
-        pausas.limpar_tela()
-        from console import cortar
+            limpar_tela()
+            raise Repetir
+        limpar_tela()
+        from .console import cortar
 
         dizer(cortar(cabecalho, len(" (continuação)")) + " (continuação)")
 
     def _pausa_entre(self, a_seguir: str) -> bool:
         """Pausa entre experimentos. True: repetir o anterior (r + Enter)."""
-        if not pausas.interativa(self.args):
+        if not interativa(self.args):
             return False
-        repetir = pausas.perguntar_pausa(a_seguir)
-        pausas.limpar_tela()
+        repetir = perguntar_pausa(a_seguir)
+        limpar_tela()
         return repetir
 
     def _resumo(self, total) -> int:

@@ -9,7 +9,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from caminhos import PASTA_LAB, curto
+from .caminhos import PASTA_COMUM, curto
 
 __all__ = ["ExperimentoPulado", "VerificacaoFalhou", "erro_legivel", "traceback_pedido",
            "encanamento"]
@@ -31,13 +31,10 @@ def traceback_pedido() -> bool:
 
 # ---------------------------------------------------------------- o erro do aluno
 def encanamento() -> set[str]:
-    """Os arquivos do encanamento (lab/*.py que não são lições), lidos da pasta: um módulo
-    novo conta sozinho. O script rodado (lab/meu_03.py, a cópia do aluno) não conta,
-    mesmo sem número no nome: o erro do aluno mora nele."""
-    rodado = getattr(sys.modules.get("__main__"), "__file__", None)
-    rodado = Path(rodado).resolve() if rodado else None
-    return {p.name for p in PASTA_LAB.glob("*.py")
-            if not p.name[:2].isdigit() and p.resolve() != rodado}
+    """Os arquivos do encanamento (lab/comum/*.py), lidos da pasta: um módulo novo conta
+    sozinho. Uma cópia de lição que o aluno fez (lab/meu_03.py) fica fora de comum/: o erro
+    dele mora nela."""
+    return {p.name for p in PASTA_COMUM.glob("*.py")}
 
 
 def _de_biblioteca(arquivo: str) -> bool:
@@ -47,7 +44,7 @@ def _de_biblioteca(arquivo: str) -> bool:
     if arquivo.startswith("<") or "site-packages" in caminho.parts \
             or "dist-packages" in caminho.parts:
         return True
-    if caminho.parent == PASTA_LAB and caminho.name in encanamento():
+    if caminho.parent.resolve() == PASTA_COMUM.resolve():
         return True
     for prefixo in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         try:

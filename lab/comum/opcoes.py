@@ -13,8 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from caminhos import RAIZ
-from console import comando, largura, quebrar
+from .caminhos import RAIZ
+from .console import comando, largura, quebrar
 
 __all__ = ["opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
            "arquivo_de_texto", "no_maximo", "criar_parser", "uso_errado", "para_ajuda",

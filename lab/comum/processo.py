@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 
-from console import mostrar_cursor, parar_barras
+from .console import mostrar_cursor, parar_barras
 
 __all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "ao_interromper_durante",
            "instalar_ctrl_c", "ao_sinal", "semear"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from console import cientifico, dizer, inteiro, largura, num
+from .console import cientifico, dizer, inteiro, largura, num
 
 __all__ = ["grafico_ascii", "niveis_ascii", "figura", "escala_log", "eixos_inteiros",
            "virgula_nos_eixos", "salvar", "DPI"]

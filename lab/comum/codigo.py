@@ -6,8 +6,8 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
-from caminhos import RAIZ
-from console import dizer, inteiro, largura, pct, plural, quebrar
+from .caminhos import RAIZ
+from .console import dizer, inteiro, largura, pct, plural, quebrar
 
 
 def fonte(objeto):

@@ -12,7 +12,7 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04, a 07 e a 
 1. No cabeçalho, as duas opções (e só elas: --html [PASTA] grava e sai, sem rodar os
    experimentos; --abrir grava e abre no navegador padrão):
 
-       import paginas
+       from . import paginas
        LICAO = Licao.da_docstring(__doc__, opcoes=[..., *paginas.opcoes()])
 
 2. No fim da lição, depois dos experimentos, uma função que devolve o HTML; o corpo,
@@ -81,10 +81,10 @@ import html as _html
 import json
 from pathlib import Path
 
-from console import dizer, quebrar
-from caminhos import RAIZ
-from erros import ExperimentoPulado, erro_legivel, traceback_pedido
-from opcoes import opcao
+from .console import dizer, quebrar
+from .caminhos import PASTA_LAB, RAIZ
+from .erros import ExperimentoPulado, erro_legivel, traceback_pedido
+from .opcoes import opcao
 
 __all__ = ["opcoes", "pedida", "documento", "gravar", "abrir", "PASTA_PADRAO", "FORMATOS_JS",
            "KIT_JS", "ESTILO"]
@@ -270,7 +270,7 @@ POLITICA = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-i
             "img-src data:; base-uri 'none'; form-action 'none'")
 
 
-FONTES = Path(__file__).resolve().parent / "html"
+FONTES = PASTA_LAB / "html"
 
 
 def fonte(nome: str) -> str:
