@@ -10,7 +10,7 @@ import json
 
 import regex  # o 're' do Python não entende \p{L}, "qualquer letra"
 from comum import Licao, inteiro_entre, opcao, texto_utf8
-from comum.licao import arquivo_de_texto
+from comum.opcoes import arquivo_de_texto
 
 IDA_E_VOLTA = "A ação do GPT-2 custou R$ 3,50 😀"
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 4, 5, 6}, opcoes=[

@@ -7,7 +7,7 @@
 5. A entrada do bloco 1 e a cabeça de saída são a mesma tabela
 6. Os parâmetros do wte e do wpe"""
 from comum import Licao, inteiro_entre, opcao, texto_utf8
-from comum.licao import no_maximo
+from comum.opcoes import no_maximo
 
 PALAVRAS = [" Paris", " seven", " 7", " January", " dog", " informação"]
 MAX_IDS = 64  # o one-hot de cada id tem 50.257 números: 20.000 ids passavam de 16 GB

@@ -7,7 +7,7 @@
 6. O GPT-2: a mesma busca, e a lição 04 de volta"""
 from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
 from comum.dispositivo import opcao_dispositivo
-from comum.licao import lista_de_inteiros
+from comum.opcoes import lista_de_inteiros
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--passos", inteiro_entre(50, 10**5, "--passos 1500"), 600, "passos de treino", "N"),
     opcao("--camadas", inteiro_entre(1, 8, "--camadas 3"), 2, "blocos do modelo", "L"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .console import dizer, num, quebrar, tamanho
 from .rede import (certificado_do_hub_recusado, certificado_recusado, como_resolver_certificado,
-                  confiar_nos_certificados_do_sistema, rede_disponivel)
+                   confiar_nos_certificados_do_sistema, rede_disponivel)
 
 __all__ = ["carregar_gpt2", "carregar_tokenizador", "ModeloIndisponivel", "TAMANHOS_GPT2",
            "PARAMETROS_GPT2", "PREFIXO_HUB", "estimar_memoria", "memoria_disponivel",

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .carregar_gpt2 import (TAMANHOS_GPT2, ModeloIndisponivel, _do_cache_ou_do_hub,
-                           _importar_transformers, _offline, memoria_disponivel)
+                            _importar_transformers, _offline, memoria_disponivel)
 from .console import dizer, num, quebrar, tamanho
 from .rede import certificado_recusado, como_resolver_certificado
 

@@ -1,6 +1,6 @@
 """Confira o seu código contra o da lição, como os exercícios pedem.
 
-    from .conferir import conferir
+    from comum import conferir
     L03 = importar_licao("03_attention")
     conferir(minha_atencao, lambda q, k, v: L03.atencao(q, k, v)[0],
              entradas=[(q, k, v)], dica="divida as notas por raiz(d_k) antes do softmax")

@@ -6,7 +6,7 @@ título e um experimento por linha, na ordem, e a lição é lida dela:
     Lição 05 · O bloco Transformer completo (leia junto: apostilas/05_block.md)
     1. Monte o bloco e veja as formas
     2. A norma do fluxo residual, camada a camada, no GPT-2
-    from .licao import Licao, inteiro_entre, opcao
+    from comum import Licao, inteiro_entre, opcao
     LICAO = Licao.da_docstring(__doc__, usa_gpt2={2}, opcoes=[
         opcao("--passos", inteiro_entre(1), 20, "passos de treino do experimento 2"),
     ])
@@ -22,10 +22,10 @@ ou falhou, 2 para uso errado, 130 no Ctrl+C. Um erro dentro de um experimento (n
 do aluno, numa cópia da lição) aparece em português com o arquivo e a linha; os outros
 experimentos rodam; LAB_TRACEBACK=1 mostra o traceback inteiro.
 
-O resto do encanamento da lição mora ao lado, e os nomes de sempre saem também daqui
-(`from licao import opcao, inteiro_entre, ...`): caminhos.py (RAIZ, PASTA_LAB),
+O resto do encanamento da lição mora ao lado, em comum/: caminhos.py (RAIZ, PASTA_LAB),
 opcoes.py (o argparse em português e os validadores), erros.py (ExperimentoPulado, o erro
-do aluno) e processo.py (Ctrl+C, em_paralelo, semear).
+do aluno) e processo.py (Ctrl+C, em_paralelo, semear); alguns nomes deles saem também
+daqui (`from comum.licao import criar_parser`).
 """
 from __future__ import annotations
 
@@ -38,13 +38,13 @@ from pathlib import Path
 
 from .caminhos import PASTA_LAB, RAIZ
 from .console import (cano_fechado, console, cortar, dizer, largura, num, perguntar, plural,
-                     preparar_saida, quebrar)
+                      preparar_saida, quebrar)
 from .erros import ExperimentoPulado, VerificacaoFalhou, erro_legivel, traceback_pedido
-# os nomes de antes, daqui: o cabeçalho de cada lição continua `from licao import ...`
+# nomes de opcoes e processo que saem também daqui (os testes e ferramentas os usam)
 from .opcoes import (SEMENTE_MAXIMA, arquivo_de_texto, criar_parser, inteiro_entre,  # noqa: F401
-                    lista_de_inteiros, no_maximo, opcao, real_entre, texto_utf8)
+                     lista_de_inteiros, no_maximo, opcao, real_entre, texto_utf8)
 from .processo import (ao_interromper, em_paralelo, esperar, instalar_ctrl_c,  # noqa: F401
-                      interromper, semear)
+                       interromper, semear)
 
 __all__ = [
     "Licao", "opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",

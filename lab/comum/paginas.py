@@ -12,7 +12,7 @@ Como uma lição escreve a sua página (a 09 é o exemplo; a 03, a 04, a 07 e a 
 1. No cabeçalho, as duas opções (e só elas: --html [PASTA] grava e sai, sem rodar os
    experimentos; --abrir grava e abre no navegador padrão):
 
-       from . import paginas
+       from comum import paginas
        LICAO = Licao.da_docstring(__doc__, opcoes=[..., *paginas.opcoes()])
 
 2. No fim da lição, depois dos experimentos, uma função que devolve o HTML; o corpo,
