@@ -1,5 +1,5 @@
 """O plano de aula das notas para o professor, conferido igual em toda apostila que o tem
-(test_03_attention e test_04_multihead)."""
+(test_03_apostila e test_04_apostila)."""
 from __future__ import annotations
 
 
