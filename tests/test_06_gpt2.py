@@ -635,33 +635,10 @@ def _pecas_impressas(saida: str):
     return {k: (a, i, n, "\n".join(t).strip("\n")) for k, (a, i, n, t) in pecas.items()}
 
 
-def _mesmo_codigo(impresso: str, original: str):
-    """O impresso é o original: a mesma árvore sintática (docstrings com os espaços
-    normalizados) e os mesmos comentários, na mesma ordem."""
-    import ast
-    import io
-    import tokenize
-
-    def arvore(fonte):
-        modulo = ast.parse(fonte)
-        for no in ast.walk(modulo):
-            corpo = getattr(no, "body", None)
-            if isinstance(corpo, list) and corpo and isinstance(corpo[0], ast.Expr) \
-                    and isinstance(getattr(corpo[0].value, "value", None), str):
-                corpo[0].value.value = " ".join(corpo[0].value.value.split())
-        return ast.dump(modulo)
-
-    def comentarios(fonte):
-        return [t.string for t in tokenize.generate_tokens(io.StringIO(fonte).readline)
-                if t.type == tokenize.COMMENT]
-    assert arvore(impresso) == arvore(original)
-    assert comentarios(impresso) == comentarios(original)
-
-
 def test_codigo_mostra_o_modelo_inteiro_de_verdade():
     """--codigo: as peças das lições 03 a 06 na ordem das lições, cada uma com o arquivo
-    e a linha de onde o inspect a leu, o código idêntico ao do arquivo (só espaços e
-    quebras mudam para caber em 80 colunas) e o total dentro do orçamento."""
+    e a linha de onde o inspect a leu, o código linha a linha como está no arquivo e o
+    total dentro do orçamento."""
     import inspect
 
     r = rodar_script("06_gpt2.py", "--codigo", env={"LAB_MODELO": "/nada/de/modelo"})
@@ -682,7 +659,7 @@ def test_codigo_mostra_o_modelo_inteiro_de_verdade():
         assert (RAIZ / arquivo).resolve() == __import__("pathlib").Path(
             inspect.getsourcefile(inspect.unwrap(obj))).resolve()
         assert (inicio, n) == (linha, len(fonte)), obj.__name__
-        _mesmo_codigo(texto, "".join(fonte))
+        assert texto == "".join(fonte).rstrip("\n"), obj.__name__
         total += n
     assert total <= ORCAMENTO, f"o modelo inteiro tem {total} linhas (orçamento {ORCAMENTO})"
     assert f"{len(esperadas)} peças, {console.inteiro(total)} linhas de Python" in " ".join(
@@ -706,25 +683,44 @@ def test_codigo_segue_o_arquivo_quando_ele_muda(tmp_path):
     assert depois[2] == antes[2] + 1 and "        # uma linha do aluno" in depois[3]
 
 
-def test_para_a_tela_so_muda_espacos():
-    """Os quatro ajustes de uma linha longa, cada um produzindo o mesmo código."""
-    fonte = '''def f(a, b):
-    """Uma docstring comprida, de uma linha só, que não cabe numa tela estreita."""
-    x = a + b                                   # um comentário alinhado longe
-    y = a * b  # comentário longo demais para o lado
-    return max(a, b, x, y, a - b, b - a, x * y, x - y, y - x)'''.split("\n")
-    from comum import codigo
+def test_as_pecas_cabem_em_79_colunas():
+    """Toda linha das peças que o --codigo imprime cabe em 79 colunas (a tela de 80 com a
+    margem), no arquivo: o --codigo as mostra como estão, sem quebrar nada."""
+    import inspect
+    from pathlib import Path
 
-    tela = codigo.para_a_tela(fonte, 50)
-    assert all(len(l) <= 50 for l in tela), tela
-    _mesmo_codigo("\n".join(tela), "\n".join(fonte))
-    assert tela[1:3] == ['    """Uma docstring comprida, de uma linha só,',
-                         '    que não cabe numa tela estreita."""']
-    assert "    x = a + b  # um comentário alinhado longe" in tela
-    assert tela[tela.index("    # comentário longo demais para o lado") + 1] == "    y = a * b"
-    assert tela[-2:] == ["    return max(a, b, x, y, a - b, b - a, x * y,",
-                         "               x - y, y - x)"]
-    assert codigo.para_a_tela(fonte, 100) == fonte          # o que cabe não muda
+    longas = []
+    for _n, obj in licao.pecas_do_modelo():
+        linhas, inicio = inspect.getsourcelines(inspect.unwrap(obj))
+        arquivo = Path(inspect.getsourcefile(inspect.unwrap(obj))).name
+        longas += [f"{arquivo}:{inicio + k}: {len(l.rstrip(chr(10)))} colunas"
+                   for k, l in enumerate(linhas) if len(l.rstrip("\n")) > 79]
+    assert not longas, "linhas do modelo com mais de 79 colunas:\n" + "\n".join(longas)
+
+
+def test_as_apostilas_citam_as_pecas_como_estao():
+    """Um bloco ```python das apostilas 03 a 06 que mostra uma peça (def/class com o nome
+    dela) cita cada linha como está no arquivo da lição; a apostila pode omitir o
+    comentário do fim de uma linha, não mudá-lo."""
+    import inspect
+
+    pecas = [obj for _n, obj in licao.pecas_do_modelo()]
+    vistas = set()
+    for apostila in sorted((RAIZ / "apostilas").glob("0[3-6]_*.md")):
+        texto = apostila.read_text(encoding="utf-8")
+        for bloco in re.findall(r"```python\n(.*?)```", texto, re.S):
+            donos = [o for o in pecas
+                     if re.search(rf"^\s*(def|class) {o.__name__}\b", bloco, re.M)]
+            if not donos:
+                continue
+            vistas |= {o.__name__ for o in donos}
+            fonte = [linha for o in donos for linha in
+                     open(inspect.getsourcefile(inspect.unwrap(o)),
+                          encoding="utf-8").read().splitlines()]
+            aceitas = set(fonte) | {re.sub(r"\s+#[^\"']*$", "", l) for l in fonte}
+            faltam = [l for l in bloco.splitlines() if l.strip() and l not in aceitas]
+            assert not faltam, f"{apostila.name}: linhas que não estão na lição: {faltam}"
+    assert {"atencao", "AtencaoMultiCabeca", "Bloco", "GPT2"} <= vistas, vistas
 
 
 # ------------------------------------------------------------ entradas estranhas
