@@ -28,14 +28,16 @@ from torch import nn
 def futuro(T, dispositivo, S=None):
     """Máscara causal (T, S): True onde a chave j está no futuro da consulta i.
 
-    Com S > T (consultas novas sobre um passado guardado, lição 07), a consulta i
-    é a posição S - T + i: a máscara se alinha pelo canto de baixo."""
+    Com S > T (consultas novas sobre um passado guardado, lição 07), a consulta
+    i é a posição S - T + i: a máscara se alinha pelo canto de baixo."""
     S = T if S is None else S
-    return torch.ones(T, S, dtype=torch.bool, device=dispositivo).triu(S - T + 1)
+    uns = torch.ones(T, S, dtype=torch.bool, device=dispositivo)   # (T, S)
+    return uns.triu(S - T + 1)             # True onde j > S - T + i: o futuro
 
 
 def pesos_de_atencao(q, k, causal=False):
-    """softmax(q k^T / raiz(d_k)), linha a linha: q (..., T, d_k), k (..., S, d_k)."""
+    """softmax(q k^T / raiz(d_k)), linha a linha: q (..., T, d_k),
+    k (..., S, d_k)."""
     T, S = q.shape[-2], k.shape[-2]
     notas = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])   # (..., T, S)
     if causal:
@@ -44,7 +46,8 @@ def pesos_de_atencao(q, k, causal=False):
 
 
 def atencao(q, k, v, causal=False):
-    """A média ponderada dos v: devolve (saída (..., T, d_v), pesos (..., T, S))."""
+    """A média ponderada dos v: devolve (saída (..., T, d_v),
+    pesos (..., T, S))."""
     pesos = pesos_de_atencao(q, k, causal)                     # (..., T, S)
     return pesos @ v, pesos                                    # (..., T, d_v)
 

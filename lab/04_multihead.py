@@ -20,19 +20,22 @@ L03 = importar_licao("03_attention")   # a atenção de uma cabeça e a máscara
 
 # ============================================================ a peça
 def separar_cabecas(x, h):
-    """(B, T, C) -> (B, h, T, C/h): cada cabeça fica com uma fatia de C/h números."""
+    """(B, T, C) -> (B, h, T, C/h): cada cabeça fica com uma fatia
+    de C/h números."""
     B, T, C = x.shape
     return x.view(B, T, h, C // h).transpose(1, 2)             # (B, h, T, C/h)
 
 
 def juntar_cabecas(y):
-    """(B, h, T, C/h) -> (B, T, C): as saídas das cabeças lado a lado de novo."""
+    """(B, h, T, C/h) -> (B, T, C): as saídas das cabeças lado a lado
+    de novo."""
     B, h, T, dh = y.shape
     return y.transpose(1, 2).reshape(B, T, h * dh)             # (B, T, C)
 
 
 class AtencaoMultiCabeca(nn.Module):
-    """h cabeças de atenção causal; nomes dos pesos como no GPT-2 (c_attn, c_proj)."""
+    """h cabeças de atenção causal; nomes dos pesos como no GPT-2
+    (c_attn, c_proj)."""
 
     def __init__(self, d=768, h=12, causal=True):
         super().__init__()
@@ -44,7 +47,8 @@ class AtencaoMultiCabeca(nn.Module):
     def qkv(self, x):
         """q, k, v de todas as cabeças: 3 x (B, h, T, C/h)."""
         q, k, v = self.c_attn(x).split(x.shape[-1], dim=-1)   # 3 x (B, T, C)
-        return [separar_cabecas(t, self.h) for t in (q, k, v)]  # 3 x (B, h, T, C/h)
+        return [separar_cabecas(t, self.h)
+                for t in (q, k, v)]                        # 3 x (B, h, T, C/h)
 
     def forward(self, x):                                      # x (B, T, C)
         q, k, v = self.qkv(x)
