@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
-import subprocess
-import sys
 import types
 
 import pytest
@@ -465,41 +462,3 @@ def test_caminho_longo_do_modelo_cabe_em_80_colunas(gpt2_pequeno, tmp_path):
     assert r.returncode == 0, r.saida + r.erros
     assert len(str(longo)) > 80
     assert not _linhas_largas(r.saida), _linhas_largas(r.saida)
-
-
-# ------------------------------------------------------------ o conferir dos exercícios
-def _trecho_python(depois_de: str) -> str:
-    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
-    return re.search(r"```python\n(.*?)```", bruto[bruto.index(depois_de):], re.S).group(1)
-
-
-def _confere_05(tmp_path, de=None, para=None):
-    """O confere_05.py da seção 8, rodado da raiz de um lab temporário com a cópia do aluno
-    (lab/meu_05.py, a lição com uma substituição de texto) ao lado das lições que ela usa."""
-    copia_da_licao(tmp_path, "05_block.py", *([(de, para)] if de else []))
-    codigo = _trecho_python("**Como conferir o seu código.**")
-    assert "conferir(" in codigo and "common" not in codigo
-    (tmp_path / "confere_05.py").write_text(codigo, encoding="utf-8")
-    r = rodar_copia(tmp_path / "confere_05.py", cwd=tmp_path, env={"PYTHONIOENCODING": "utf-8"})
-    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
-    return r.stdout.decode("utf-8")
-
-
-def test_exercicio_8_confere_05_com_a_copia_certa_e_a_estragada(tmp_path):
-    """O confere_05.py imprime o que a resposta 8 mostra com a cópia igual à lição; sem a
-    soma do residual no MLP do Pre-LN, diz NÃO confere (com a dica) só para o Pre-LN."""
-    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
-    r8 = bruto[bruto.index("**8. O seu bloco, de memória.**"):]
-    esperado = re.search(r"```text\n(.*?)```", r8, re.S).group(1).strip()
-    assert _confere_05(tmp_path / "certa").strip() == esperado
-    saida = _confere_05(tmp_path / "estragada", "x = x + self.mlp(self.ln_2(x))    # computação",
-                        "x = self.mlp(self.ln_2(x))    # computação")
-    linhas = saida.strip().splitlines()
-    assert linhas[0].startswith("o seu Bloco (pre_ln=True): NÃO confere. entrada 1 de 2:"), saida
-    corrido = " ".join(saida.split())
-    assert "valores diferem" in corrido and "Dica: cada peça soma no fluxo" in corrido
-    assert linhas[-1] == "o seu Bloco (pre_ln=False): confere com a referência nas 2 entradas."
-    respostas = " ".join(bruto[bruto.index("## Respostas dos exercícios"):].split())
-    for trecho in ("a linha do Pre-LN diz `NÃO confere`", "a do Post-LN ainda confere",
-                   "`Passo a passo = bloco(x)? NÃO.`"):  # o teste da cópia sem residual, acima
-        assert trecho in respostas, trecho
