@@ -169,7 +169,7 @@ def test_pasta_longa_cabe_em_80_colunas(pasta, tmp_path):
     assert L02.curto(RAIZ / "modelos" / "gpt2-local") == str(Path("modelos") / "gpt2-local")
 
 
-def test_parametros_batem_com_facts(tmp_path):
+def test_parametros_batem_com_fatos(tmp_path):
     r = rodar_script("02_embeddings.py", "--so", "6", env={"LAB_MODELO": str(tmp_path / "x")})
     assert r.returncode == 0, r.saida + r.erros
     from comum.carregar_gpt2 import PARAMETROS_GPT2, TAMANHOS_GPT2

@@ -319,7 +319,7 @@ def test_logit_lens_confere(pequeno):
 
 
 # ------------------------------------------------------------ experimentos 5 e 6
-def test_parametros_sem_modelo_batem_com_facts(tmp_path):
+def test_parametros_sem_modelo_batem_com_fatos(tmp_path):
     r = rodar_script("05_block.py", "--so", "5", env={"LAB_MODELO": str(tmp_path / "nada")})
     assert r.returncode == 0, r.saida + r.erros
     s = r.saida
@@ -336,7 +336,7 @@ def test_parametros_do_modelo_carregado(gpt2_pequeno):
     assert console.inteiro(12 * d * d + 13 * d) in r.saida and "modelo carregado" in r.saida
 
 
-def test_gelu_bate_com_facts():
+def test_gelu_bate_com_fatos():
     r = rodar_script("05_block.py", "--so", "6", "--sem-figuras")
     assert r.returncode == 0
     for figura in ("4,73e-4 em x = 2,70", "-0,16997 em x = -0,7518", "GELU(1) = 0,8413",

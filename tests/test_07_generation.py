@@ -361,7 +361,7 @@ def test_continuar_de_um_cache_guardado_igual_ao_gerar(pequeno):
     assert frase.tamanho == ids.shape[1]                 # o cache da frase não mudou
 
 
-def test_bytes_por_token_do_gpt2_conferem_com_facts():
+def test_bytes_por_token_do_gpt2_conferem_com_fatos():
     assert licao.bytes_por_token(12, 768) == 73_728 == 72 * 1024       # 72 KiB por token
     assert 1024 * licao.bytes_por_token(12, 768) == 72 * 2**20          # 72 MiB
     assert licao.bytes_por_token(48, 1600) == 600 * 1024

@@ -49,7 +49,7 @@ def contagem_2017(d, ffn, camadas, vocab):
     return vocab * d + camadas * (codificador + decodificador)
 
 
-def test_2017_base_e_big_batem_com_facts():
+def test_2017_base_e_big_batem_com_fatos():
     for nome, esperado in (("base", 63.1), ("big", 214.2)):
         t = dict(L.TAMANHOS[nome], nome=nome)
         total = L.contar_componentes(L.ANOS["2017"], t)["total"]
@@ -166,7 +166,7 @@ def test_conta_em_d_4096_e_llama_contra_transformers():
     assert (milhoes(attn), milhoes(mlp), milhoes(total)) == (41.9, 135.3, 177.2)
     assert round(100 * attn / total) == 24 and round(100 * mlp / total) == 76
     assert round(32 * total / 1e9, 2) == 5.67
-    for args, facts in (((32, 4096, 32, 8, 14_336, 128_256), 8_030_261_248),
+    for args, fatos in (((32, 4096, 32, 8, 14_336, 128_256), 8_030_261_248),
                         ((32, 4096, 32, 32, 11_008, 32_000), 6_738_415_616)):
         camadas, d, h, kv, ffn, vocab = args
         config = LlamaConfig(vocab_size=vocab, hidden_size=d, intermediate_size=ffn,
@@ -175,7 +175,7 @@ def test_conta_em_d_4096_e_llama_contra_transformers():
         with torch.device("meta"):
             modelo = LlamaForCausalLM(config)
         contagem = sum(p.numel() for p in modelo.parameters())
-        assert L.parametros_llama(*args) == contagem == facts
+        assert L.parametros_llama(*args) == contagem == fatos
 
 
 # ------------------------------------------------------------ experimento 3

@@ -129,7 +129,7 @@ def test_flops_de_um_bloco(d, T):
 
 
 # ------------------------------------------------------------ experimento 2: a régua
-def test_regua_contra_facts():
+def test_regua_contra_fatos():
     modelos = {nome: (N, D) for nome, _, N, D in licao.MODELOS}
     esperado = {"GPT-3": 3.15e23, "Gopher": 5.04e23, "Chinchilla": 5.88e23,
                 "Llama 3 8B": 7.2e23}
@@ -166,7 +166,7 @@ def test_otimo_do_reajuste_contra_grade(C):
     assert N_busca == pytest.approx(N_formula, rel=1e-5)
 
 
-def test_reajuste_e_eq10_contra_facts():
+def test_reajuste_e_eq10_contra_fatos():
     r, q = licao.REAJUSTE, licao.EQ10
     assert (r.E, r.A, r.B, r.alfa, r.beta) == (E, A, B, ALFA, BETA)
     assert (q.E, q.A, q.B, q.alfa, q.beta) == (1.69, 406.4, 410.7, 0.34, 0.28)
@@ -219,7 +219,7 @@ def otimo_inferencia_em_grade(alvo, Dinf):
 
 @pytest.mark.parametrize("Dinf, N_ref", [(0.0, 33.9e9), (1e12, 23.3e9), (1e13, 13.5e9),
                                           (1e14, 8.75e9), (1e15, 6.8e9)])
-def test_otimo_com_inferencia_contra_facts(Dinf, N_ref):
+def test_otimo_com_inferencia_contra_fatos(Dinf, N_ref):
     alvo = licao.perda_alvo()
     assert alvo == pytest.approx(2.022, abs=5e-4)
     assert alvo == pytest.approx(perda(8_030_261_248, 15e12))

@@ -9,6 +9,7 @@ mais lições usam.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -112,14 +113,20 @@ def test_nenhum_modulo_do_encanamento_passa_de_500_linhas(caminho):
 
 def test_os_testes_so_citam_arquivos_do_repositorio():
     """Os números que um teste cita de fora (artigos, relatórios) estão em tests/apoio/fatos.md,
-    com a fonte; nenhum teste manda ler um arquivo que não está no repositório."""
+    com a fonte; nenhum teste (nem o README, nem o próprio fatos.md) manda ler um arquivo que
+    não está no repositório (a pasta compartilhada do projeto, o arquivo de fatos e o currículo
+    de lá), nem tem no nome o do arquivo de fatos de lá."""
     testes = Path(__file__).resolve().parent
     fatos = testes / "apoio" / "fatos.md"
     assert fatos.is_file()
-    for arquivo in sorted(testes.rglob("*.py")):
-        texto = arquivo.read_text(encoding="utf-8")
-        for fora in ("../" + "shared", "FACTS" + ".md"):   # (escritos assim para não se acharem)
-            assert fora not in texto, f"{arquivo.name} cita {fora}"
+    # (escritos assim para este arquivo não se achar)
+    fora = re.compile("(?<![a-z])(" + "|".join(["sha" + "red/", "FA" + "CTS", "CURRI" + "CULUM"])
+                      + ")(?![a-z])", re.I)
+    arquivos = sorted([*testes.rglob("*.py"), *testes.rglob("*.md")])
+    assert fatos in arquivos and testes / "README.md" in arquivos
+    for arquivo in arquivos:
+        for n, linha in enumerate(arquivo.read_text(encoding="utf-8").splitlines(), 1):
+            assert not fora.search(linha), f"{arquivo.name}:{n} cita um arquivo de fora: {linha}"
 
 
 # ---------------------------------------------------------------- as lições e a fachada

@@ -201,7 +201,7 @@ def _parametros_gpt2(L, d, V=50257, P=1024):
     return V * d + P * d + L * (12 * d * d + 13 * d) + 2 * d
 
 
-def test_tabela_de_parametros_bate_com_o_transformers_e_facts():
+def test_tabela_de_parametros_bate_com_o_transformers_e_fatos():
     from transformers import GPT2Config, GPT2LMHeadModel
 
     assert carregar_gpt2.estimar_memoria("gpt2") == 4 * 124_439_808
