@@ -1,14 +1,14 @@
 """Lição 10 · Treine o seu GPT (leia junto: apostilas/10_treino.md)
 1. Os dados: as apostilas, caractere por caractere
-2. O modelo: o GPT2 da lição 06, pequeno, e os FLOPs de um passo
-3. O laço de treino: a perda cai e as amostras viram palavras
-4. Quanto a sua CPU rendeu: FLOP/s contra o matmul
-5. A fronteira do compute: o melhor tamanho para cada orçamento
-6. Dividir o treino: dois processos, o mesmo lote"""
+2. O modelo: o GPT2 da lição 06, pequeno
+3. O laço de treino: a perda cai e as amostras viram palavras"""
+import functools
 import math
-from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
-from comum.dispositivo import opcao_dispositivo
-from comum.distribuido import so_o_principal_escreve
+from pathlib import Path
+
+from comum import (ExperimentoPulado, Licao, RAIZ, importar_licao, inteiro, inteiro_entre, opcao,
+                   opcao_dispositivo, paginas, real_entre)
+
 LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--passos", inteiro_entre(1, 10**6, "--passos 2000"), 1000, "passos de treino", "N"),
     opcao("--camadas", inteiro_entre(1, 48, "--camadas 6"), 4, "blocos do modelo", "L"),
@@ -23,12 +23,9 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--texto", None, "\n", "começo do texto do --amostrar (padrão: uma linha nova)"),
     opcao("--exportar", None, None, "grava o modelo numa pasta que 04, 05 e 07 leem com "
           "--modelo PASTA; com --amostrar, só exporta o --checkpoint, sem treinar", "PASTA"),
-    opcao("--escala", "flag", None, "treina os modelos do experimento 5 (uns minutos)"),
-    opcao("--dividir", "flag", None, "o experimento 6 treina em 2 processos (10 a 40 s)"),
     opcao_dispositivo(),                     # onde treinar: o experimento 3 e o --amostrar
     *paginas.opcoes(do_treino=True),
 ])
-so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 GPT2 = importar_licao("06_gpt2").GPT2               # o modelo da lição 06, sem cópia
@@ -42,7 +39,7 @@ def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerado
     perda, o gradiente (backward), o corte da norma do gradiente em 1 e um passo do AdamW.
     Devolve (passo, perda) depois de cada passo: quem chama mede, avalia e amostra.
     parte: as sequências do lote que este processo treina (com vários, cada um sorteia o
-    mesmo lote global e fica com a sua fatia: o experimento 6)."""
+    mesmo lote global e fica com a sua fatia: a lição 12)."""
     for passo in range(passos):
         otimizador.lr = taxa(passo, passos, maxima, aquecimento, final)
         x, y = lote(dados, B, T, gerador)                        # (B, T), (B, T)
@@ -51,7 +48,7 @@ def treinar(modelo, otimizador, dados, passos, B, T, maxima, aquecimento, gerado
 
 def passo_de_treino(modelo, otimizador, x, y, marcar=lambda: None):
     """A perda, o gradiente (backward), o corte da norma do gradiente em 1 e um passo do
-    AdamW. marcar() entre as partes: o experimento 4 cronometra cada uma."""
+    AdamW. marcar() entre as partes: a lição 12 cronometra cada uma."""
     p = perda(modelo, x, y)
     marcar()
     otimizador.zero_grad()
@@ -71,6 +68,13 @@ def taxa(passo, passos, maxima, aquecimento, final=0.1):
     return maxima * (final + (1 - final) * (1 + math.cos(math.pi * andado)) / 2)
 
 
+AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
+
+
+def passos_de_aquecimento(passos):
+    return min(AQUECIMENTO, passos // 10)
+
+
 def lote(dados, B, T, gerador):
     """B janelas de T + 1 caracteres em lugares sorteados: a entrada x e o alvo y, que é
     o mesmo texto um caractere à frente (cada posição aprende a prever a seguinte)."""
@@ -84,14 +88,6 @@ def perda(modelo, x, y):
     x, y = (t.to(next(modelo.parameters()).device) for t in (x, y))  # onde o modelo está
     logits = modelo(x)                                            # (B, T, V)
     return torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T,)
-
-
-def media_dos_gradientes(gradientes):
-    """O all-reduce do paralelismo de dados: cada processo tem o gradiente da perda média
-    da sua parte do lote; somados em todos e divididos pelo número de processos, dão o
-    gradiente do lote inteiro (a média das médias de partes iguais é a média do todo).
-    gradientes: uma lista por processo, com um tensor por peso."""
-    return [sum(g) / len(g) for g in zip(*gradientes)]
 
 
 def adamw(modelo, maxima):
@@ -143,6 +139,14 @@ def avaliar(modelo, lotes):
     return sum(perda(modelo, x, y).item() for x, y in lotes) / len(lotes)
 
 
+LOTES_DE_AVALIACAO = 8   # lotes fixos de treino e de validação em cada avaliação
+
+
+def lotes_fixos(ids, B, T, semente, n=LOTES_DE_AVALIACAO):
+    gerador = torch.Generator().manual_seed(semente)
+    return [lote(ids, B, T, gerador) for _ in range(n)]
+
+
 @torch.no_grad()
 def amostrar(modelo, ids, novos, T, geradores, temperatura=0.8):
     """`novos` caracteres sorteados pelo `escolher` da lição 07, um por vez, vendo só os
@@ -188,42 +192,6 @@ def novo_modelo(config, semente=None):
                 len(config["alfabeto"]), config["contexto"])
 
 
-# o que as lições seguintes podem importar daqui (com importar_licao)
-__all__ = ["treinar", "passo_de_treino", "taxa", "lote", "perda", "media_dos_gradientes",
-           "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "amostrar", "salvar",
-           "carregar"]
-
-
-# ============================================================ os experimentos
-# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
-import functools
-import re
-import statistics
-import sys
-import time
-from pathlib import Path
-
-from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, contar, curto, distribuido,
-                   dizer, figuras, inteiro, legivel, limite, num, pct, plural, quebrar)
-from comum.console import comando, duracao
-from comum.opcoes import uso_errado
-from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
-from comum.processo import ao_interromper_durante
-from comum.ritmo import Ritmo
-
-LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
-AQUECIMENTO = 100        # passos de aquecimento da taxa (menos, se o treino for curto)
-AVALIAR_A_CADA = 100     # passos entre duas avaliações (e dois checkpoints)
-LOTES_DE_AVALIACAO = 8   # lotes fixos de treino e de validação em cada avaliação
-NOVOS = 240              # caracteres de cada amostra
-AMOSTRAS = 4             # amostras sorteadas juntas em cada ponto (a estatística usa todas)
-TEMPERATURA = 0.8
-LIMIAR_VALIDACAO = 2.4   # a perda de validação do treino padrão termina abaixo disto
-MELHORA = 0.1            # as amostras melhoraram: +10 pontos de palavras que existem
-RODADAS = 5             # medições do experimento 4 (vale a menor; o tempo previsto, a mediana)
-PALAVRA = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{3,}")  # "palavra": 3 letras ou mais seguidas
-
-
 # Os dados: a prosa das apostilas 01 a 09 (sem código, saídas, tabelas e fórmulas em
 # destaque), congelada num arquivo por ferramentas/congelar_corpus.py: corrigir uma apostila
 # não muda os números desta lição. Exercício 8: troque DADOS pelo caminho de um texto seu.
@@ -256,19 +224,38 @@ def dados():
     return texto, arquivos, tok, treino, validacao
 
 
+# o que as lições seguintes podem importar daqui (com importar_licao)
+__all__ = ["treinar", "passo_de_treino", "taxa", "passos_de_aquecimento", "lote", "perda",
+           "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "lotes_fixos", "amostrar",
+           "salvar", "carregar", "novo_modelo", "texto_de_treino", "dados"]
+
+
+# ============================================================ os experimentos
+# o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
+import re
+import sys
+import time
+
+from comum import (Progresso, cientifico, comando, contar, curto, dizer, figuras, legivel,
+                   limite, num, pct, plural, preparar_treino, quebrar)
+from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
+from comum.processo import ao_interromper_durante
+from comum.ritmo import Ritmo
+
+LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
+AVALIAR_A_CADA = 100     # passos entre duas avaliações (e dois checkpoints)
+NOVOS = 240              # caracteres de cada amostra
+AMOSTRAS = 4             # amostras sorteadas juntas em cada ponto (a estatística usa todas)
+TEMPERATURA = 0.8
+LIMIAR_VALIDACAO = 2.4   # a perda de validação do treino padrão termina abaixo disto
+MELHORA = 0.1            # as amostras melhoraram: +10 pontos de palavras que existem
+PALAVRA = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{3,}")  # "palavra": 3 letras ou mais seguidas
+
+
 def configuracao(args):
     """A configuração do modelo pedida nas opções (que h divide d, preparar() conferiu)."""
     return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
             "contexto": args.contexto, "alfabeto": ALFABETO}
-
-
-def passos_de_aquecimento(passos):
-    return min(AQUECIMENTO, passos // 10)
-
-
-def lotes_fixos(ids, B, T, semente, n=LOTES_DE_AVALIACAO):
-    gerador = torch.Generator().manual_seed(semente)
-    return [lote(ids, B, T, gerador) for _ in range(n)]
 
 
 def entropia_ngrama(treino, validacao, n, V, alfa=0.1):
@@ -339,44 +326,6 @@ def exp_modelo(licao):
           f"{num(inicial, 2)} na validação, "
           + (f"a menos de 0,1 de ln V = {num(math.log(V), 2)}: ainda chuta." if perto else
              f"longe de ln V = {num(math.log(V), 2)} (mais de 0,1)."))
-    licao.pausa("os FLOPs de um passo de treino")
-    x, y = lote(validacao, licao.args.lote, T, torch.Generator().manual_seed(0))  # (B, T)
-    flops_de_um_passo(licao, modelo, x, y, config, V)
-
-
-def flops_de_um_passo(licao, modelo, x, y, config, V):
-    """Os FLOPs de um passo de treino no lote (x, y), contados pelo contar_flops da lição
-    09, contra 6NBT e contra a conta por extenso: 6 x pesos das matrizes + a atenção."""
-    L09 = importar_licao("09_scaling")
-    L, d, T, B = config["camadas"], config["largura"], config["contexto"], x.shape[0]
-    N = contar(modelo)
-    with torch.no_grad():
-        ida = L09.contar_flops(lambda: modelo(x))
-    total = L09.contar_flops(lambda: perda(modelo, x, y).backward())
-    tokens = B * T
-    dizer(f"\nFLOPs de um passo de treino (lote de {B} x {T} = {inteiro(tokens)} tokens), "
-          "contados pelo\ncontar_flops da lição 09:")
-    linhas = [("forward", ida), (f"backward ({num((total - ida) / ida, 2)}x o forward)",
-                                  total - ida),
-              ("passo inteiro", total), ("6 x N x tokens", 6 * N * tokens)]
-    for nome, valor in linhas:
-        dizer(f"  {nome:<38}{inteiro(valor):>15}")
-    dizer(f"  (contado / 6NBT = {num(total / (6 * N * tokens), 3)})")
-    matrizes = 12 * L * d * d + V * d                             # pesos que multiplicam
-    atencao = 3 * 4 * L * T * d                                   # QK e pesos x V, ida e volta
-    soma = (6 * matrizes + atencao) * tokens
-    bate = licao.verificar(soma == total, "FLOPs = 6 x matrizes + atenção")
-    dizer(f"De onde vem a diferença (por token, vezes {inteiro(tokens)}):")
-    dizer(f"  {'6 x pesos das matrizes (blocos e wte)':<38}{inteiro(6 * matrizes * tokens):>15}")
-    dizer(f"  {'atenção QK e pesos x V: 3 x 4LTd':<38}{inteiro(atencao * tokens):>15}")
-    dizer(f"  {'soma':<38}{inteiro(soma):>15}  "
-          + ("= contado" if bate else "NÃO confere com o contado"))
-    dizer(f"O wpe, os vieses e os ganhos ({inteiro(N - matrizes)} parâmetros) estão em N mas "
-          "não\nmultiplicam matriz nenhuma; a atenção multiplica, mas não tem parâmetros.")
-    cabeca = 6 * 50257 * d * tokens                               # a cabeça do GPT-2: 6Vd
-    dizer(f"\nCom o BPE do GPT-2 (V = 50.257), só a cabeça de saída custaria "
-          f"{inteiro(cabeca)}\nFLOPs por passo: {num(cabeca / total, 1)}x o passo inteiro "
-          "deste modelo.")
 
 
 # ============================================================ experimento 3
@@ -401,7 +350,7 @@ def exp_treino(licao):
     B, T, passos = args.lote, config["contexto"], args.passos
     modelo = novo_modelo(config, args.semente).to(getattr(args, "dispositivo", "cpu"))
     otimizador = adamw(modelo, args.taxa)
-    arquivo, escreve = caminho_checkpoint(args), distribuido.principal()  # só o 0 avalia e grava
+    arquivo = caminho_checkpoint(args)
     dizer_o_plano(args, T, len(treino), arquivo)
     fixos = {"treino": lotes_fixos(treino, B, T, args.semente + 1),
              "validação": lotes_fixos(validacao, B, T, args.semente + 2)}
@@ -413,9 +362,8 @@ def exp_treino(licao):
     licao.pausa("o treino, uma linha a cada avaliação")
     dizer(f"\n  {'passo':>6} {'taxa':>7} {'treino':>7} {'validação':>10} {'tempo':>9}")
     with ao_interromper_durante(lambda: dizer_o_que_ficou(arquivo, guardado["passo"])):
-        for passo, tempo in treino_com_barra(distribuido.paralelo(modelo), otimizador, treino,
-                                             args, historico, guardado, arquivo):
-            if not escreve or (passo % a_cada and passo != passos):
+        for passo, tempo in treino_com_barra(modelo, otimizador, treino, args, historico):
+            if passo % a_cada and passo != passos:
                 continue
             avaliar_e_guardar(modelo, fixos, historico, passo, arquivo, config)
             guardado["passo"] = passo
@@ -425,8 +373,6 @@ def exp_treino(licao):
             if passo in marcos:
                 amostras[passo] = amostrar_e_contar(modelo, tok, T, args.semente, vocabulario)
                 mostrar_amostra(passo, *amostras[passo])
-    if not escreve:
-        return
     reais = dizer_o_veredito(historico, amostras, passos, tok, validacao, vocabulario)
     mostrar_amadurecendo(amostras)
     dizer(f"\nCheckpoint: {curto(arquivo)} (passo {inteiro(passos)}). Gere mais texto com "
@@ -451,7 +397,7 @@ def dizer_o_plano(args, T, caracteres_de_treino, arquivo):
                      "sem aquecimento")
                   + f" e cosseno até {cientifico(args.taxa / 10, 0)}; corte da norma do "
                   "gradiente em 1; decaimento de peso 0,1."))
-    if arquivo.exists() and distribuido.principal():
+    if arquivo.exists():
         dizer("\n" + quebrar(f"Aviso: este treino grava por cima de {curto(arquivo)}, o "
                              "modelo de um treino anterior. Para guardar os dois, treine com "
                              "--checkpoint outro.pt."))
@@ -466,60 +412,49 @@ def pontos_de_avaliacao(passos):
     return a_cada, sorted(marcos)
 
 
-def treino_com_barra(rede, otimizador, treino, args, historico, guardado, arquivo):
+def treino_com_barra(modelo, otimizador, treino, args, historico):
     """O laço da peça com a barra de progresso (os tokens/s das últimas 20 passadas), a
     perda do lote de cada passo no histórico e (passo, segundos desde o começo) a quem
-    chama, também o passo 0. Um processo do torchrun que cai para o treino com saída 1."""
+    chama, também o passo 0."""
     B, T = args.lote, args.contexto
-    ritmo = ritmo_do_treino(rede, treino, args)
+    ritmo = ritmo_do_treino(modelo, treino, args)
     ritmo.comecar()         # 1 thread ou todas: o que a máquina entrega agora (já no passo 0)
     inicio = time.perf_counter()
     yield 0, 0.0
     ultimo, janela = time.perf_counter(), []
     gerador = torch.Generator().manual_seed(args.semente)
     with Progresso(args.passos, "treinando") as barra:
-        try:
-            for passo, p in treinar(rede, otimizador, treino, args.passos, B, T, args.taxa,
-                                    passos_de_aquecimento(args.passos), gerador,
-                                    parte=distribuido.fatia(B)):
-                historico["lote"].append(distribuido.media(p))   # a perda do lote inteiro
-                agora = time.perf_counter()
-                ritmo.depois_do_passo(agora - ultimo)
-                janela = (janela + [agora - ultimo])[-20:]
-                barra.avancar(descricao=f"passo {inteiro(passo)}, "
-                              f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
-                yield passo, agora - inicio
-                ultimo = time.perf_counter()             # sem o tempo de avaliar e amostrar
-        except RuntimeError as erro:           # um processo do grupo caiu (com torchrun)
-            caiu = distribuido.queda(erro)
-            if not isinstance(caiu, distribuido.ProcessoCaiu):
-                raise
-            barra.__exit__(None, None, None)
-            dizer("\n" + quebrar(f"O treino parou: {caiu}"))
-            dizer_o_que_ficou(arquivo, guardado["passo"])
-            sys.exit(1)
+        for passo, p in treinar(modelo, otimizador, treino, args.passos, B, T, args.taxa,
+                                passos_de_aquecimento(args.passos), gerador):
+            historico["lote"].append(p)
+            agora = time.perf_counter()
+            ritmo.depois_do_passo(agora - ultimo)
+            janela = (janela + [agora - ultimo])[-20:]
+            barra.avancar(descricao=f"passo {inteiro(passo)}, "
+                          f"{inteiro(B * T * len(janela) / sum(janela))} tokens/s")
+            yield passo, agora - inicio
+            ultimo = time.perf_counter()                 # sem o tempo de avaliar e amostrar
     ritmo.terminar()
     if ritmo.resumo():
         dizer(quebrar(ritmo.resumo()))
 
 
-def ritmo_do_treino(rede, treino, args):
+def ritmo_do_treino(modelo, treino, args):
     """O Ritmo do treino (comum/ritmo.py): a sonda é a perda e o backward de um lote fixo,
     sorteado à parte (não gasta o gerador dos lotes), e os gradientes que ela deixa o passo
-    seguinte zera. Só na CPU e num processo só (o torchrun já fixa as threads)."""
+    seguinte zera. Só na CPU."""
     x, y = lote(treino, args.lote, args.contexto, torch.Generator().manual_seed(args.semente + 3))
 
     def sonda():
-        perda(rede, x, y).backward()
-        for p in rede.parameters():
+        perda(modelo, x, y).backward()
+        for p in modelo.parameters():
             p.grad = None
 
-    return Ritmo(torch, sonda, ativo=getattr(args, "dispositivo", "cpu") == "cpu"
-                 and distribuido.mundo() == 1)
+    return Ritmo(torch, sonda, ativo=getattr(args, "dispositivo", "cpu") == "cpu")
 
 
 def dizer_o_que_ficou(arquivo, passo):
-    """O que o Ctrl+C (ou a queda de um processo) diz: o último checkpoint gravado."""
+    """O que o Ctrl+C diz: o último checkpoint gravado."""
     if passo is not None:
         dizer(f"\nO checkpoint do passo {inteiro(passo)} ficou em {curto(arquivo)}; gere "
               f"texto com ele:\n" + comando_amostrar(arquivo))
@@ -641,441 +576,6 @@ def pagina(args, config, N, bigrama, historico, amostras, reais) -> str:
                              estilo, "As curvas de perda e as amostras de um GPT treinado aqui")
 
 
-# ============================================================ experimento 4
-def produtos_do_passo(L, d, h, V, B, T):
-    """Os produtos de matrizes de um passo de treino, (lote, m, k, n) cada um: os do forward
-    e, para cada um, os dois do backward (o gradiente da entrada e o do peso)."""
-    M, dk = B * T, d // h
-    ida = [(1, M, d, V)]                                          # a cabeça de saída
-    for _ in range(L):
-        ida += [(1, M, d, 3 * d), (B * h, T, dk, T), (B * h, T, T, dk),   # c_attn, QK, pesos V
-                (1, M, d, d), (1, M, d, 4 * d), (1, M, 4 * d, d)]          # c_proj, c_fc, c_proj
-    return ida + [(b, m, n, k) for b, m, k, n in ida] + [(b, k, m, n) for b, m, k, n in ida]
-
-
-def medir_passo(modelo, otimizador, x, y):
-    """(forward, backward, corte + AdamW) de um passo de treino (o passo_de_treino da
-    peça, o mesmo que o experimento 3 dá), em segundos."""
-    marcas = [time.perf_counter()]
-    passo_de_treino(modelo, otimizador, x, y, lambda: marcas.append(time.perf_counter()))
-    marcas.append(time.perf_counter())
-    return tuple(b - a for a, b in zip(marcas, marcas[1:]))
-
-
-def so_os_produtos(matrizes):
-    for a, b in matrizes:
-        torch.matmul(a, b)
-
-
-def medir_contra_o_matmul(modelo, otimizador, x, y, matrizes):
-    """RODADAS rodadas alternadas: 3 passos de treino e 3 vezes só os produtos de matrizes.
-    Devolve (forward, backward, resto) da rodada mais rápida, o menor tempo dos produtos e a
-    mediana dos passos (o menor é o caso otimista; para prever, a mediana)."""
-    for _ in range(2):                                            # aquece caches e kernels
-        medir_passo(modelo, otimizador, x, y)
-        so_os_produtos(matrizes)
-    rodadas, replays = [], []
-    with Progresso(RODADAS, "medindo") as barra:
-        for _ in range(RODADAS):                                  # passo e matmul alternados
-            rodadas.append([sum(t) / 3 for t in zip(*(medir_passo(modelo, otimizador, x, y)
-                                                      for _ in range(3)))])
-            inicio = time.perf_counter()
-            for _ in range(3):
-                so_os_produtos(matrizes)
-            replays.append((time.perf_counter() - inicio) / 3)
-            barra.avancar()
-    return min(rodadas, key=sum), min(replays), statistics.median(sum(r) for r in rodadas)
-
-
-@LICAO.experimento(4)
-def exp_cpu(licao):
-    L09 = importar_licao("09_scaling")
-    args = licao.args
-    config = configuracao(args)
-    L, d, h = config["camadas"], config["largura"], config["cabecas"]
-    T, B = config["contexto"], args.lote
-    _, _, tok, treino, _ = dados()
-    modelo = novo_modelo(config, args.semente)
-    otimizador = adamw(modelo, 1e-4)
-    gerador = torch.Generator().manual_seed(args.semente)
-    x, y = lote(treino, B, T, gerador)                            # (B, T), (B, T)
-    contados = L09.contar_flops(lambda: perda(modelo, x, y).backward())
-    produtos = produtos_do_passo(L, d, h, len(tok), B, T)
-    soma = sum(2 * b * m * k * n for b, m, k, n in produtos)
-    licao.verificar(soma == contados, "produtos do passo = FLOPs contados")
-    matrizes = [(torch.randn(b, m, k, generator=gerador).squeeze(0),
-                 torch.randn(b, k, n, generator=gerador).squeeze(0)) for b, m, k, n in produtos]
-    (ida, volta, resto), replay, tipico = medir_contra_o_matmul(modelo, otimizador, x, y,
-                                                                matrizes)
-    segundos = ida + volta + resto
-    rendeu, teto = contados / segundos, contados / replay
-    dizer(f"Um passo de treino do modelo do experimento 2 ({L} blocos, d = {d}, lote {B} x "
-          f"{T}),\nmedido agora nesta máquina com {plural(torch.get_num_threads(), 'thread')} "
-          f"(o menor de {RODADAS} medições):")
-    for nome, t in (("forward", ida), ("backward", volta), ("corte + AdamW", resto)):
-        dizer(f"  {nome:<16} {num(1000 * t, 1):>8} ms  {pct(t / segundos, 0):>6}")
-    dizer(f"  {'passo inteiro':<16} {num(1000 * segundos, 1):>8} ms  -> "
-          f"{num(rendeu / 1e9, 1)} GFLOP/s ({cientifico(contados, 2)} FLOPs contados)")
-    dizer(f"\nSó os {len(produtos)} produtos de matrizes do passo (as mesmas formas, "
-          f"torch.matmul\npuro, sem mais nada): {num(1000 * replay, 1)} ms -> "
-          f"{num(teto / 1e9, 1)} GFLOP/s, o limite desta máquina\nnessas formas.")
-    dizer_a_fracao(rendeu / teto, all(getattr(args, k) == v for k, v in LICAO_PADRAO.items()))
-    licao.pausa("tokens por parâmetro contra o Chinchilla")
-    tokens_por_parametro(args.passos, B, T, contar(modelo), len(treino), tipico)
-
-
-def dizer_a_fracao(fracao, padrao):
-    """O veredito do experimento 4: o treino contra a meta de 30 % do matmul (só no modelo
-    padrão a meta vale: num modelo menor, o resto pesa mais)."""
-    if fracao >= 0.3:
-        dizer(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá (a meta do lab é 30 %: "
-              "passou).")
-    elif padrao:
-        dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: abaixo dos 30 % "
-                      "que o lab espera (outro programa usando a CPU, ou um notebook em modo "
-                      "de economia?)."))
-    else:
-        dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: abaixo dos 30 % "
-                      "que o lab espera do modelo padrão. Com outro tamanho a meta não vale: "
-                      "num modelo menor, o que não é produto de matrizes pesa mais (o "
-                      "exercício 6)."))
-    dizer(quebrar("O resto do tempo vai para o que não é produto de matrizes: LayerNorm, "
-                  "GELU, softmax e máscara, a perda, o corte e o AdamW, e o Python entre uma "
-                  "operação e outra. São contas pequenas que mais leem e escrevem memória do "
-                  "que multiplicam; num modelo maior, os produtos crescem como d² e o resto "
-                  "como d, e a fração sobe."))
-
-
-def tokens_por_parametro(passos, B, T, N, caracteres_de_treino, segundos_por_passo):
-    """Os tokens por parâmetro do treino do experimento 3 contra os ~20 do Chinchilla, e o
-    que chegar a 20 custaria aqui (em passos, épocas e tempo)."""
-    tokens = passos * B * T
-    dizer(f"\nTokens por parâmetro: o treino do experimento 3 ({inteiro(passos)} passos) "
-          f"vê\n{inteiro(tokens)} tokens com N = {inteiro(N)}: {num(tokens / N, 2)} por "
-          "parâmetro. O Chinchilla\n(lição 09) treinou com cerca de 20.")
-    vinte = 20 * N
-    dizer(f"Chegar a 20 pediria {inteiro(vinte)} tokens: {inteiro(round(vinte / (B * T)))} "
-          f"passos.")
-    dizer(quebrar(f"São {num(vinte / caracteres_de_treino, 0)} épocas do texto de treino e "
-                  f"{duracao(vinte / (B * T) * segundos_por_passo, 'uns ')} nesta máquina (a "
-                  f"mediana das {RODADAS} medições): aqui os dados acabam antes do compute (o "
-                  "experimento 5 mede que tamanho rende mais)."))
-
-
-# ============================================================ experimento 5
-ESCALA = {"camadas": 2, "larguras": (16, 24, 32, 48), "lote": 16, "contexto": 64,
-          "taxa": 5e-3, "maior": 4e11, "orcamentos": 5}   # orçamentos: maior/16 ... maior
-
-
-def modelos_da_escala(semente):
-    """Os modelos da fronteira, do menor ao maior: {d, modelo, N, flops (contados, por
-    passo)}, todos com L = 2 e cabeças de 16 números."""
-    L09 = importar_licao("09_scaling")
-    x = torch.zeros(ESCALA["lote"], ESCALA["contexto"], dtype=torch.long)  # (B, T)
-    saida = []
-    for d in ESCALA["larguras"]:
-        config = {"camadas": ESCALA["camadas"], "largura": d, "cabecas": max(1, d // 16),
-                  "contexto": ESCALA["contexto"], "alfabeto": ALFABETO}
-        modelo = novo_modelo(config, semente)
-        flops = L09.contar_flops(lambda: perda(modelo, x, x).backward())
-        modelo.zero_grad(set_to_none=True)
-        saida.append({"d": d, "modelo": modelo, "flops": flops, "N": contar(modelo)})
-    return saida
-
-
-def orcamentos():
-    """Os orçamentos da fronteira, em FLOPs: cada um o dobro do anterior, até o maior."""
-    k = ESCALA["orcamentos"]
-    return [ESCALA["maior"] / 2 ** (k - 1 - i) for i in range(k)]
-
-
-def melhores(perdas):
-    """{N: [perda em cada orçamento]} -> o N de menor perda em cada orçamento."""
-    return [min(perdas, key=lambda n: perdas[n][i]) for i in range(len(min(perdas.values())))]
-
-
-def tendencia(melhor):
-    """O que a sequência dos melhores N diz: 'cresce', 'encolhe' ou 'parado' (o melhor do
-    menor orçamento contra o do maior; a sequência inteira sai impressa acima)."""
-    if melhor[-1] > melhor[0]:
-        return "cresce"
-    return "encolhe" if melhor[-1] < melhor[0] else "parado"
-
-
-def treinar_na_escala(m, semente, barra):
-    """Treina um modelo da fronteira até o maior orçamento, com a mesma taxa constante
-    depois do aquecimento para todos (nenhum ponto é favorecido por estar no fim de um
-    cosseno); devolve a perda de validação em cada orçamento."""
-    _, _, _, treino, validacao = dados()
-    B, T = ESCALA["lote"], ESCALA["contexto"]
-    marcos = [max(1, round(C / m["flops"])) for C in orcamentos()]
-    fixos = lotes_fixos(validacao, B, T, semente + 99)             # os mesmos para todos
-    otimizador = adamw(m["modelo"], ESCALA["taxa"])
-    gerador = torch.Generator().manual_seed(semente)
-    perdas = []
-    for passo, _ in treinar(m["modelo"], otimizador, treino, marcos[-1], B, T, ESCALA["taxa"],
-                            max(1, marcos[-1] // 20), gerador, final=1.0):   # sem cosseno
-        barra.avancar(descricao=f"d = {m['d']}: passo {inteiro(passo)} de "
-                      f"{inteiro(marcos[-1])}")
-        if passo in marcos:
-            perdas.append(avaliar(m["modelo"], fixos))
-    return perdas
-
-
-def segundos_por_passo(m, semente):
-    """O tempo de um passo de treino de uma cópia do modelo (a mediana de 3, medidos agora:
-    o menor seria o caso otimista numa máquina ocupada)."""
-    import copy
-
-    copia = copy.deepcopy(m["modelo"])
-    otimizador = adamw(copia, 1e-4)
-    _, _, _, treino, _ = dados()
-    x, y = lote(treino, ESCALA["lote"], ESCALA["contexto"],
-                torch.Generator().manual_seed(semente))
-    medir_passo(copia, otimizador, x, y)                          # o primeiro aquece
-    return statistics.median(sum(medir_passo(copia, otimizador, x, y)) for _ in range(3))
-
-
-@LICAO.experimento(5)
-def exp_fronteira(licao):
-    args = licao.args
-    B, T = ESCALA["lote"], ESCALA["contexto"]
-    modelos, Cs = modelos_da_escala(args.semente), orcamentos()
-    dizer(f"{len(modelos)} modelos de {ESCALA['camadas']} blocos (cabeças de 16 números), lote "
-          f"{B} x {T}, taxa {cientifico(ESCALA['taxa'], 0)}\nconstante depois do "
-          f"aquecimento. Cada um treina até {cientifico(Cs[-1], 1)} FLOPs e é medido na\n"
-          f"validação em cada orçamento: {', '.join(cientifico(C, 1) for C in Cs)}.\n")
-    dizer(f"  {'d':>4} {'N':>8} {'FLOPs por passo':>16} {'passos':>7} {'tokens por N':>13}")
-    for m in modelos:
-        passos = round(Cs[-1] / m["flops"])
-        dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
-              f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
-    dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
-    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
-                for m in modelos)
-    dizer(f"Treinar os {len(modelos)} leva {duracao(total)} nesta máquina\n"
-          "(a mediana de 3 passos de cada, medidos agora).")
-    if not args.escala:
-        dizer("\nPara treiná-los e ver quem ganha em cada orçamento:\n"
-              + comando("10_treino.py", "--so", "5", "--escala"))
-        return
-    perdas = {}
-    with Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
-        for m in modelos:
-            perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
-    melhor = melhores(perdas)
-    licao.pausa("a perda de cada modelo em cada orçamento")
-    tabela_da_fronteira(modelos, perdas, Cs, melhor)
-    if licao.quer_figuras:
-        figura_fronteira(licao, modelos, perdas, Cs, melhor)
-
-
-def tabela_da_fronteira(modelos, perdas, Cs, melhor):
-    """A perda de cada modelo em cada orçamento, o melhor de cada um e o veredito: o melhor
-    tamanho cresce com o compute (como no Chinchilla), encolhe ou fica parado."""
-    B, T = ESCALA["lote"], ESCALA["contexto"]
-    dizer("\nPerda de validação em cada orçamento (FLOPs); * = a menor do orçamento:\n")
-    dizer(f"  {'N':>8}" + "".join(f"{cientifico(C, 1):>10}" for C in Cs))
-    for N, linha in perdas.items():
-        dizer((f"  {inteiro(N):>8}" + "".join(
-            f"{num(p, 3) + ('*' if melhor[i] == N else ' '):>10}"
-            for i, p in enumerate(linha))).rstrip())
-    flops = {m["N"]: m["flops"] for m in modelos}
-    dizer(f"  {'melhor':>8}" + "".join(f"{inteiro(n):>9} " for n in melhor).rstrip())
-    dizer(f"  {'tokens/N':>8}" + "".join(
-        f"{num(C / flops[n] * B * T / n, 0):>9} " for C, n in zip(Cs, melhor)).rstrip())
-    frase = {"cresce": f"O melhor tamanho cresce com o compute: de {inteiro(melhor[0])} "
-                       f"parâmetros em {cientifico(Cs[0], 1)} FLOPs a {inteiro(melhor[-1])} "
-                       f"em {cientifico(Cs[-1], 1)}, como no Chinchilla.",
-             "encolhe": f"O melhor tamanho ENCOLHEU com o compute: de {inteiro(melhor[0])} "
-                        f"a {inteiro(melhor[-1])} parâmetros, o contrário do Chinchilla.",
-             "parado": f"O melhor tamanho não mudou nesta faixa: {inteiro(melhor[0])} "
-                       "parâmetros em todo orçamento."}[tendencia(melhor)]
-    dizer("\n" + quebrar(frase))
-    dizer(quebrar("É a abordagem 1 do Chinchilla (lição 09) em miniatura: em cada orçamento, "
-                  "o modelo que chegou mais baixo. Os tokens por parâmetro do melhor não são "
-                  "os ~20 do Chinchilla: caracteres não são tokens BPE, os modelos são "
-                  "minúsculos e o texto se repete."))
-
-
-def figura_fronteira(licao, modelos, perdas, Cs, melhor):
-    fig, ax = figuras.figura(7, 4.4, margens=(0.8, 0.2, 0.6, 0.45))
-    for m in modelos:
-        ax.plot(Cs, perdas[m["N"]], "o-", ms=4, label=f"d = {m['d']} ({inteiro(m['N'])} "
-                "parâmetros)")
-    ax.plot(Cs, [perdas[n][i] for i, n in enumerate(melhor)], "k--", lw=1.5, alpha=0.5,
-            marker="D", ms=7, mfc="none", label="a fronteira: o melhor em cada orçamento")
-    figuras.escala_log(ax, eixo="x")
-    ax.set_xticks(Cs, [cientifico(C, 1) for C in Cs])            # os orçamentos da tabela
-    ax.minorticks_off()
-    ax.set(xlabel="compute (FLOPs contados)", ylabel="perda de validação (nats)",
-           title="Mesmo orçamento, tamanhos diferentes: quem chega mais baixo")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
-    licao.salvar_figura(fig, "10_fronteira.png")
-
-
-# ============================================================ experimento 6
-PROCESSOS = 2            # o experimento 6 divide o lote global entre 2 processos
-PASSOS_DIVIDIDOS = 10    # passos de treino com --dividir
-TETO_GRADIENTE = 1e-6    # |média das partes - lote inteiro|: abaixo disto, arredondamento
-TETO_PESOS = 1e-4        # |pesos com 2 processos - com 1| depois dos passos: o AdamW amplia o
-#                          arredondamento (medido: ~1e-6); sem a média, dá ~1e-2
-
-
-def gradientes(modelo, x, y):
-    """O gradiente da perda média do lote (x, y), um tensor por peso."""
-    modelo.zero_grad(set_to_none=True)
-    perda(modelo, x, y).backward()
-    return [p.grad.clone() for p in modelo.parameters()]
-
-
-def norma(tensores):
-    return math.sqrt(sum(float((t.double() ** 2).sum()) for t in tensores))
-
-
-def max_diferenca(a, b):
-    """max |a - b|, peso a peso (listas de tensores, ou dois state_dict)."""
-    if isinstance(a, dict):
-        a, b = list(a.values()), [b[k] for k in a]
-    return max(float((p.double() - q.double()).abs().max()) for p, q in zip(a, b))
-
-
-def treino_dividido(entrada):
-    """O treino curto do experimento 6, sozinho ou num dos processos que lancar() abre: o
-    mesmo modelo e os mesmos lotes globais em todos; cada processo treina a sua fatia, e
-    o DistributedDataParallel faz a média dos gradientes no backward. Devolve os pesos, o
-    tempo de cada passo e o de um all-reduce de N números (com mais de um processo)."""
-    _, _, _, treino, _ = dados()
-    modelo = novo_modelo(entrada["config"], entrada["semente"])
-    otimizador = adamw(modelo, entrada["taxa"])
-    rede = distribuido.paralelo(modelo)             # vivo até o fim: o all-reduce medido
-    gerador = torch.Generator().manual_seed(entrada["semente"])
-    tempos, ultimo = [], time.perf_counter()
-    parte = entrada.get("parte") or distribuido.fatia(entrada["B"])   # a fatia deste processo
-    for _ in treinar(rede, otimizador, treino, entrada["passos"], entrada["B"], entrada["T"],
-                     entrada["taxa"], max(1, entrada["passos"] // 10), gerador, parte=parte):
-        agora = time.perf_counter()
-        tempos.append(agora - ultimo)
-        ultimo = agora
-    return {"pesos": {k: v.detach().clone() for k, v in modelo.state_dict().items()},
-            "segundos": statistics.median(tempos[1:]),
-            "comunicacao": distribuido.tempo_da_media(contar(modelo)),
-            "threads": torch.get_num_threads()}
-
-
-@LICAO.experimento(6)
-def exp_dividir(licao):
-    args = licao.args
-    config = configuracao(args)
-    B, T, n = args.lote, config["contexto"], PROCESSOS
-    if B % n:
-        raise ExperimentoPulado(f"--lote {B} não se divide entre {n} processos: use um lote "
-                                f"par (exemplo: --lote {n * max(1, B // n)}).")
-    _, _, _, treino, _ = dados()
-    modelo = novo_modelo(config, args.semente)
-    x, y = lote(treino, B, T, torch.Generator().manual_seed(args.semente))   # (B, T), (B, T)
-    a_media_e_o_lote_inteiro(licao, modelo, x, y, n)
-    if distribuido.mundo() > 1:
-        raise ExperimentoPulado("com o torchrun, o experimento 6 não abre os seus processos: "
-                                "rode-o sem o torchrun (--so 6 --dividir).")
-    if not args.dividir:
-        dizer(f"\nPara ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
-              "uns\n10 a 40 s):\n" + comando("10_treino.py", "--so", "6", "--dividir"))
-        return
-    entrada = {"config": config, "semente": args.semente, "taxa": args.taxa, "B": B, "T": T,
-               "passos": PASSOS_DIVIDIDOS}
-    licao.pausa(f"{n} processos de verdade")
-    dizer()
-    um, sem, dividido = tres_treinos(entrada, n)
-    diferenca, sem_media = (max_diferenca(dividido["pesos"], um["pesos"]),
-                            max_diferenca(sem["pesos"], um["pesos"]))
-    iguais = licao.verificar(diferenca < TETO_PESOS < sem_media, "2 processos = 1 processo")
-    dizer(f"  {f'max |pesos com {n} processos - com 1|':<44}{limite(diferenca, TETO_PESOS):>8}")
-    dizer(f"  {'max |pesos sem a média - com 1|':<44}{limite(sem_media, TETO_PESOS):>8}")
-    dizer(quebrar("Iguais: dividir o lote entre processos é o mesmo treino (o que sobra é "
-                  "arredondamento, que o AdamW amplia um pouco a cada passo); sem a média, "
-                  "é outro treino." if iguais else
-                  f"DIFERENTES: os {n} processos não deram o treino de 1 processo."))
-    dizer_os_tempos(um, dividido, n, contar(modelo))
-
-
-def a_media_e_o_lote_inteiro(licao, modelo, x, y, n):
-    """O gradiente do lote inteiro contra a média dos gradientes das n fatias (o que o
-    all-reduce entrega a cada processo): as normas e a maior diferença, peso a peso."""
-    B, T = x.shape
-    b = B // n
-    todo = gradientes(modelo, x, y)                     # um processo, com o lote inteiro
-    partes = [gradientes(modelo, x[distribuido.fatia(B, k, n)], y[distribuido.fatia(B, k, n)])
-              for k in range(n)]                        # cada processo, com a sua fatia
-    media = media_dos_gradientes(partes)                # o que o all-reduce entrega a todos
-    diferenca = max_diferenca(media, todo)
-    iguais = licao.verificar(diferenca < TETO_GRADIENTE, "média dos gradientes = lote inteiro")
-    dizer(quebrar(f"O lote global do experimento 3: {B} sequências de {T} caracteres, no "
-                  f"modelo do experimento 2. Dividido entre {n} processos, cada um fica com "
-                  f"{b} e calcula o gradiente da perda média das suas:") + "\n")
-    for k in range(n):
-        fim = f"sequências {k * b} a {(k + 1) * b - 1}"
-        dizer(f"  {f'norma do gradiente, processo {k} ({fim})':<54}{num(norma(partes[k]), 2):>8}")
-    dizer(f"  {f'a média dos {n} (o all-reduce: soma e divide por {n})':<54}"
-          f"{num(norma(media), 2):>8}")
-    dizer(f"  {'o lote inteiro, num processo só':<54}{num(norma(todo), 2):>8}")
-    dizer(f"  max |média - lote inteiro|, peso a peso: {limite(diferenca, TETO_GRADIENTE)}: "
-          + ("iguais." if iguais else "DIFERENTES."))
-    dizer(quebrar("A perda é uma média: a média das médias de partes iguais é a média do "
-                  "todo, e o gradiente de uma média é a média dos gradientes. Com o mesmo "
-                  "gradiente, cada processo dá o mesmo passo do AdamW, e os pesos seguem "
-                  "iguais em todos: é o paralelismo de dados (data parallelism)."))
-
-
-def tres_treinos(entrada, n):
-    """(1 processo com o lote inteiro, 1 processo só com a 1ª fatia, n processos), cada um
-    com uma thread de conta, como cada um dos n processos (1 thread, 1 núcleo)."""
-    B, T, b = entrada["B"], entrada["T"], entrada["B"] // n
-    dizer(quebrar(f"{n} processos de verdade (gloo, DistributedDataParallel), "
-                  f"{PASSOS_DIVIDIDOS} passos: cada um sorteia o mesmo lote global de {B} e "
-                  f"treina as suas {b} sequências. Contra 1 processo com o lote inteiro, e "
-                  f"contra 1 processo só com as {b} primeiras (sem a média):"))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with Progresso(3, "1 processo") as barra:
-            um = treino_dividido(entrada)                       # 1 processo, o lote inteiro
-            barra.avancar(descricao="sem a média")
-            sem = treino_dividido({**entrada, "parte": slice(0, b)})
-            barra.avancar(descricao=f"{n} processos")
-            dividido = distribuido.lancar(n, __file__, "treino_dividido", entrada, prazo=120)
-            barra.avancar()
-    finally:
-        torch.set_num_threads(threads)
-    return um, sem, dividido
-
-
-def dizer_os_tempos(um, dividido, n, N):
-    """O tempo de um passo com 1 e com n processos, e o da média sozinha: quando dividir
-    rende."""
-    t1, t2, com = um["segundos"], dividido["segundos"], dividido["comunicacao"]
-    dizer("\nTempo por passo nesta máquina (a mediana, sem o primeiro passo):")
-    for nome, t in ((f"1 processo, {plural(um['threads'], 'thread')}", t1),
-                    (f"{n} processos, {plural(dividido['threads'], 'thread')} cada", t2),
-                    (f"  só a média: um all-reduce de {inteiro(N)} números", com)):
-        dizer(f"  {nome:<52}{num(1000 * t, 0):>6} ms")
-    if t2 < 0.9 * t1:
-        frase = (f"Com {n} processos o passo ficou mais curto: cada um faz metade da conta, "
-                 "e a média custa menos do que isso poupa.")
-    else:
-        frase = (f"Com {n} processos o passo não ficou mais curto: a conta de cada um caiu "
-                 "à metade, mas aqui eles disputam os mesmos núcleos e a mesma memória (entre "
-                 "si e com os outros programas), e a média ainda soma o seu tempo.")
-    dizer(quebrar(frase + " O paralelismo de dados rende quando cada processo tem o seu "
-                  "acelerador (ou a sua máquina) e o lote é grande: a conta de cada um "
-                  "encolhe com o número de processos, e a média não (ela depende só de N, "
-                  "não do lote)."))
-    dizer()
-    dizer(quebrar("O experimento 3 inteiro em vários processos, ou em duas máquinas, com o "
-                  "torchrun: os comandos estão na apostila, seção \"Dividir o treino\"."))
-
-
 # ============================================================ --amostrar e --exportar
 def so_amostrar(args):
     """--amostrar: gera texto com o checkpoint; com --exportar, só grava a pasta do
@@ -1121,40 +621,6 @@ def exportar_e_dizer(args, modelo, tok, config):
     return iguais
 
 
-def preparar(args):
-    """Antes dos experimentos, o que as opções só dizem juntas (h divide d; com o torchrun,
-    distribuido.conferir) e o dispositivo escolhido (dito na tela, se não for a CPU); com
-    vários processos, o grupo (gloo ou nccl). Um pedido que não dá é uso errado: saída 2."""
-    from comum.dispositivo import anuncio, ou_sair
-
-    if args.largura % args.cabecas:
-        uso_errado(f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: "
-                   "cada cabeça fica com d/h números (lição 04). Exemplo: --largura 128 "
-                   "--cabecas 4")
-    args.dispositivo, motivo = ou_sair(args.dispositivo, "lab/10_treino.py")
-    distribuido.conferir(args.lote, args.dispositivo)
-    if anuncio(args.dispositivo, motivo, torch):
-        dizer(anuncio(args.dispositivo, motivo, torch))
-    n = distribuido.mundo()
-    if n > 1:
-        distribuido.iniciar(args.dispositivo)
-        import torch.distributed as dist
-
-        dizer(quebrar(f"Treino em {n} processos (torchrun, {dist.get_backend()}): cada um "
-                      f"treina {args.lote // n} das {args.lote} sequências de cada lote, e só "
-                      "o processo 0 escreve na tela e nos arquivos. Com o torchrun, os "
-                      "processos treinam juntos o experimento 3; os outros experimentos "
-                      "rodam só no processo 0, e o 6 fica de fora."))
-
-
 if __name__ == "__main__":
-    preparar(LICAO.args)
-    if LICAO.args.amostrar:
-        sys.exit(so_amostrar(LICAO.args) if distribuido.principal() else 0)
-    if not distribuido.principal():   # os outros processos do torchrun: só o treino
-        if LICAO.args.so and 3 not in LICAO.args.so:
-            sys.exit(0)
-        LICAO.args.so = [3]
-    codigo = LICAO.rodar()          # o próximo passo, a lição 11, sai no resumo
-    distribuido.encerrar(codigo)    # com o torchrun, todos os postos saem aqui
-    sys.exit(codigo)
+    preparar_treino(LICAO.args, "lab/10_treino.py")
+    sys.exit(so_amostrar(LICAO.args) if LICAO.args.amostrar else LICAO.rodar())

@@ -5,8 +5,8 @@
 4. O controle: uma camada só, e a armadilha do período fixo
 5. O seu GPT: a mesma busca no modelo da lição 10
 6. O GPT-2: a mesma busca, e a lição 04 de volta"""
-from comum import Licao, importar_licao, inteiro_entre, opcao, paginas, real_entre
-from comum.dispositivo import opcao_dispositivo
+from comum import (Licao, importar_licao, inteiro_entre, opcao, opcao_dispositivo, paginas,
+                   real_entre)
 from comum.opcoes import lista_de_inteiros
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--passos", inteiro_entre(50, 10**5, "--passos 1500"), 600, "passos de treino", "N"),
@@ -180,7 +180,6 @@ from pathlib import Path  # noqa: E402
 
 from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, em_paralelo,
                    figuras, inteiro, num, plural, quebrar)
-from comum.opcoes import uso_errado
 from comum.ritmo import uma_thread
 
 V, T = 64, 48            # o vocabulário e o tamanho das sequências da tarefa
@@ -978,13 +977,7 @@ def pagina(licao, historico) -> str:
 
 
 if __name__ == "__main__":
-    if LICAO.args.largura % LICAO.args.cabecas:
-        uso_errado(f"--largura {LICAO.args.largura} não se divide em --cabecas "
-                   f"{LICAO.args.cabecas}: cada cabeça fica com d/h números (lição 04). "
-                   "Exemplo: --largura 64 --cabecas 4")
-    from comum.dispositivo import anuncio, ou_sair
+    from comum import preparar_treino
 
-    LICAO.args.dispositivo, motivo = ou_sair(LICAO.args.dispositivo, "lab/11_inducao.py")
-    if anuncio(LICAO.args.dispositivo, motivo, torch):
-        dizer(anuncio(LICAO.args.dispositivo, motivo, torch))
+    preparar_treino(LICAO.args, "lab/11_inducao.py", "--largura 64 --cabecas 4")
     sys.exit(LICAO.rodar())

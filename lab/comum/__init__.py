@@ -30,8 +30,9 @@ from .caminhos import RAIZ, curto
 from .carregar_gpt2 import (REGRA_DE_CARACTERES, TAMANHOS_GPT2, ModeloIndisponivel,
                             de_caracteres)
 from .conferir import conferir
-from .console import (Progresso, cientifico, cronometrar, dizer, em_linhas, inteiro, largura,
-                      legivel, limite, num, pct, plural, quebrar, tamanho, token)
+from .console import (Progresso, cientifico, comando, cronometrar, dizer, em_linhas, inteiro,
+                      largura, legivel, limite, num, pct, plural, quebrar, tamanho, token)
+from .dispositivo import opcao_dispositivo, preparar_treino
 from .erros import ExperimentoPulado
 from .licao import Licao, importar_licao
 from .opcoes import inteiro_entre, opcao, real_entre, texto_utf8
@@ -42,7 +43,8 @@ from .processo import em_paralelo
 __all__ = [
     "RAIZ", "Adam", "ExperimentoPulado", "Licao", "ModeloIndisponivel", "Progresso",
     "REGRA_DE_CARACTERES", "TAMANHOS_GPT2",
-    "cientifico", "confere", "conferir", "contar", "cronometrar", "curto", "de_caracteres",
+    "cientifico", "comando", "confere", "conferir", "contar", "cronometrar", "curto",
+    "de_caracteres", "opcao_dispositivo", "preparar_treino",
     "dizer", "em_linhas", "em_paralelo", "figuras", "importar_licao", "inteiro",
     "inteiro_entre", "largura", "legivel", "limite", "num", "opcao", "paginas", "pct",
     "plural", "quebrar", "real_entre", "tamanho", "texto_utf8", "token",

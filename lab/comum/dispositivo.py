@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
-from .console import quebrar
+from .console import dizer, quebrar
 from .opcoes import opcao, para_ajuda
 
 __all__ = ["ESCOLHAS", "opcao_dispositivo", "escolher", "DispositivoAusente", "ou_sair",
-           "nome_legivel", "anuncio"]
+           "nome_legivel", "anuncio", "preparar_treino"]
 
 ESCOLHAS = ("auto", "cpu", "cuda", "mps")
 NOMES = {"cpu": "CPU", "cuda": "GPU CUDA", "mps": "GPU da Apple (MPS)"}
@@ -90,3 +90,22 @@ def ou_sair(pedido: str, prog: str, torch=None) -> tuple[str, str]:
         print(quebrar(f"erro: {erro}"), file=sys.stderr)
         print(para_ajuda(prog), file=sys.stderr)
         sys.exit(2)
+
+
+def preparar_treino(args, prog: str, exemplo: str = "--largura 128 --cabecas 4") -> str:
+    """O começo de uma lição que treina (10, 11 e 12), antes do primeiro experimento: h
+    divide d (cada cabeça fica com d/h números) e o --dispositivo existe aqui, senão é uso
+    errado (saída 2); o escolhido fica em args.dispositivo e, fora da CPU, sai uma linha que
+    diz qual e por quê. Devolve o motivo da escolha."""
+    import torch
+
+    from .opcoes import uso_errado
+
+    if args.largura % args.cabecas:
+        uso_errado(f"--largura {args.largura} não se divide em --cabecas {args.cabecas}: "
+                   f"cada cabeça fica com d/h números (lição 04). Exemplo: {exemplo}")
+    args.dispositivo, motivo = ou_sair(args.dispositivo, prog, torch)
+    linha = anuncio(args.dispositivo, motivo, torch)
+    if linha:
+        dizer(linha)
+    return motivo
