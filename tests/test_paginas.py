@@ -95,6 +95,21 @@ def test_documento_autocontido():
     assert set(re.findall(r"https?://[^\s\"'<>)]+", html)) == {"http://www.w3.org/2000/svg"}
 
 
+def test_o_comum_das_paginas_vem_de_lab_html():
+    """O que toda página leva mora em lab/html/, como o de cada lição: comum.css no <style>,
+    antes do estilo da lição; comum_formatos.js antes do script da lição (que usa num, pct);
+    comum_kit.js depois (que liga o PAGINA dela). Nenhum dos três fecha a tag onde entra."""
+    css, formatos, kit = (paginas.fonte(n) for n in ("comum.css", "comum_formatos.js",
+                                                     "comum_kit.js"))
+    assert "</style" not in css.lower() and "</script" not in (formatos + kit).lower()
+    assert "function num(" in formatos and "function iniciar(" in kit
+    html = paginas.documento("x", "<p>oi</p>", "const DA_LICAO = 1;", {}, ".da-licao {}")
+    assert f"<style>\n{css}.da-licao {{}}</style>" in html
+    script = script_da_pagina(html)
+    assert (script.index(formatos.strip()) < script.index("const DA_LICAO = 1;")
+            < script.index(kit.strip()))
+
+
 def test_dados_nao_fecham_o_script():
     html = pagina_minima(dados={"v": 1.0, "texto": "</script><script>alert(1)</script><!--"})
     assert html.count("</script>") == 1
