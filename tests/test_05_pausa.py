@@ -1,4 +1,4 @@
-"""--pausa para o projetor, num terminal de verdade de 80 x 30 (tmux), e num pipe.
+"""Lição 05 com --pausa, num terminal de verdade de 80 x 30 (tmux), e num pipe.
 
 O tmux é um emulador de terminal real: o que `capture-pane` devolve é o que a sala
 veria na tela. A cada pausa conferimos que a linha de baixo diz o que vem e que a

@@ -1,7 +1,7 @@
 """--pausa em todas as lições, num terminal de verdade de 80 x 30 (tmux).
 
-A lição 05 tem o roteiro detalhado em test_pausa.py. Aqui, para cada outra lição,
-apertamos Enter em cada pausa e conferimos o que importa no projetor:
+A lição 05 tem o roteiro detalhado em test_05_pausa.py (e a 11, em test_11_pausa.py). Aqui,
+para cada outra lição, apertamos Enter em cada pausa e conferimos o que importa no projetor:
 - a linha de baixo diz o que vem ("[Enter] 3/6 · título" ou "[Enter] 3/6, a seguir: ...")
   e cabe numa linha;
 - nada rolou para fora: a tela ainda começa pelo cabeçalho da parte (o título da lição,
