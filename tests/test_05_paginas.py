@@ -19,17 +19,14 @@ from comum.console import num, pct, token
 from conftest import rodar_script
 from comum import importar_licao
 from navegador import dados_de, navegador, rodar_no_node  # noqa: F401 - navegador: fixture
+from navegador import pagina_gravada
 
 L05 = importar_licao("05_block")
 
 
 @pytest.fixture(scope="module")
 def pagina(gpt2_pequeno, tmp_path_factory):
-    pasta = tmp_path_factory.mktemp("pagina05")
-    r = rodar_script("05_block.py", "--html", str(pasta), env={"LAB_MODELO": str(gpt2_pequeno)})
-    assert r.returncode == 0, r.saida + r.erros
-    assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
-    return pasta / "05_block.html"
+    return pagina_gravada("05_block.py", gpt2_pequeno, tmp_path_factory.mktemp("pagina05"))[0]
 
 
 @pytest.fixture(scope="module")

@@ -28,9 +28,8 @@ import torch
 from torch import nn
 
 from comum.console import inteiro, num
-from conftest import rodar_script
 from comum import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import navegador, pagina_gravada, rodar_no_node  # noqa: F401 - navegador: fixture
 
 L08 = importar_licao("08_since_2017")
 CHAVES = [c for c, _, _ in L08.CONTROLES]
@@ -122,13 +121,8 @@ def conferir_codigo(cfg: dict, texto: str) -> None:
 @pytest.fixture(scope="module")
 def pagina(tmp_path_factory):
     """A página como o aluno a grava: lab/08_since_2017.py --html PASTA."""
-    pasta = tmp_path_factory.mktemp("pagina08")
-    r = rodar_script("08_since_2017.py", "--html", str(pasta))
-    assert r.returncode == 0, r.saida + r.erros
-    caminho = pasta / "08_since_2017.html"
+    caminho, r = pagina_gravada("08_since_2017.py", None, tmp_path_factory.mktemp("pagina08"))
     assert f"Página salva: {caminho}" in r.saida
-    assert "Experimento" not in r.saida                 # --html grava e sai
-    assert "Traceback" not in r.saida + r.erros
     return caminho
 
 

@@ -21,9 +21,8 @@ import re
 import pytest
 
 from comum.console import cientifico, num
-from conftest import rodar_script
 from comum import importar_licao
-from navegador import navegador, rodar_no_node  # noqa: F401 - navegador é uma fixture
+from navegador import navegador, pagina_gravada, rodar_no_node  # noqa: F401 - navegador: fixture
 
 licao = importar_licao("09_scaling")
 R = licao.REAJUSTE
@@ -104,13 +103,8 @@ def diferencas(obtido: dict, esperado_: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def pagina(tmp_path_factory):
     """A página como o aluno a grava: lab/09_scaling.py --html PASTA."""
-    pasta = tmp_path_factory.mktemp("pagina09")
-    r = rodar_script("09_scaling.py", "--html", str(pasta))
-    assert r.returncode == 0, r.saida + r.erros
-    caminho = pasta / "09_scaling.html"
+    caminho, r = pagina_gravada("09_scaling.py", None, tmp_path_factory.mktemp("pagina09"))
     assert f"Página salva: {caminho}" in r.saida
-    assert "Experimento" not in r.saida                 # --html grava e sai
-    assert "Traceback" not in r.saida + r.erros
     return caminho
 
 

@@ -404,11 +404,13 @@ def rodar_no_node(html: str, expressao: str, timeout: float = 60):
 
 def pagina_gravada(script: str, modelo, pasta: Path) -> tuple[Path, object]:
     """A página de uma lição como o aluno a grava: lab/<script> --html PASTA com o GPT-2 de
-    teste. Devolve (o arquivo da página, a execução), já conferida: código 0, nenhum
-    experimento rodado (só a página) e nenhum traceback."""
+    teste (modelo=None: uma lição que não usa o GPT-2). Devolve (o arquivo da página, a
+    execução), já conferida: código 0, nenhum experimento rodado (só a página) e nenhum
+    traceback."""
     from conftest import rodar_script
 
-    r = rodar_script(script, "--html", str(pasta), env={"LAB_MODELO": str(modelo)})
+    env = {"LAB_MODELO": str(modelo)} if modelo is not None else None
+    r = rodar_script(script, "--html", str(pasta), env=env)
     assert r.returncode == 0, r.saida + r.erros
     assert "Experimento" not in r.saida and "Traceback" not in r.saida + r.erros
     return pasta / script.replace(".py", ".html"), r
