@@ -36,8 +36,14 @@ em % da mediana); "melhor/melhor" é o menor tempo da lição / o menor tempo do
 - O piso também sai com mínimo e máximo: se ele variou muito (mais de ~15 %), compare
   razões, nunca segundos.
 
-Metas: primeira linha < 0,5 s; total <= 1,5x o piso; pico <= 1,5 GB. Sai com 1 se
-alguma lição passar de uma meta ou terminar com código diferente de 0.
+Metas: primeira linha < 0,5 s; total <= 1,5x o piso (a 13, que carrega o Tucano-160m,
+maior que o GPT-2 do piso, e o compara ao transformers gerando: <= 2x); pico <= 1,5 GB.
+Sai com 1 se alguma lição passar de uma meta ou terminar com código diferente de 0.
+
+A lição 13 roda também uma vez sozinha no Tucano-160m de tamanho real (pesos aleatórios em
+.bench/): o pico de memória do processo contra o tamanho dos pesos, de dois jeitos. Inteiro
+(com o que o Python com torch e transformers ocupa antes de ler qualquer peso, a "base",
+medida no começo) e sem essa base, que nenhuma lição evita: a meta, <= 1,3x, é a sem base.
 
 Com --perfil LIÇÃO (e --argumentos "--so 8" para um experimento só), roda a lição uma vez
 sob o cProfile e mostra onde o tempo vai, para quem escreve a lição: quanto foi importar
@@ -177,24 +183,30 @@ def argumentos_da_licao(script: Path, gpt2: Path) -> list[str]:
     return []
 
 
-def medir_tucano(script: Path, gpt2: Path, ambiente: dict, piso_de_imports: int | None) -> bool:
-    """A lição 13 uma vez no Tucano de tamanho real: pico de memória contra os pesos (float32),
-    inteiro e sem o que o Python com torch e transformers já ocupa antes de qualquer peso."""
+META_MEMORIA = 1.3     # pico sem a base / pesos, no Tucano de tamanho real
+
+
+def medir_tucano(script: Path, gpt2: Path, ambiente: dict, base: int | None) -> bool:
+    """A lição 13 uma vez no Tucano de tamanho real: o pico de memória contra os pesos
+    (float32), inteiro e sem a base (`base`: o pico de um Python que só importa torch e
+    transformers; a meta vale para o que sobra)."""
     pesos = sum(p.stat().st_size for p in preparar_tucano().glob("*.safetensors"))
     m = medir([sys.executable, str(script), "--sem-figuras",
                *argumentos_da_licao(script, gpt2)], ambiente)
-    print(f"{rotulo(script)} no Tucano-160m aleatório: pesos de {num(pesos / 2**30, 2)} GiB "
-          f"(float32); saída {m['codigo']}, {num(m['total'], 1)} s")
+    print(f"{rotulo(script)} no Tucano-160m aleatório, uma vez: pesos de "
+          f"{_mib(pesos)} (float32);\n  saída {m['codigo']}, {num(m['total'], 1)} s")
     ok = m["codigo"] == 0
     if m["pico"] is not None:
-        print(f"  pico de memória {num(m['pico'] / 2**30, 2)} GiB = {_x(m['pico'] / pesos)} os "
-              "pesos")
-        if piso_de_imports:
-            razao = (m["pico"] - piso_de_imports) / pesos
-            print(f"  sem o Python com torch e transformers ({num(piso_de_imports / 2**30, 2)} "
-                  f"GiB): {_x(razao)} os pesos   meta <= 1,3x   "
-                  f"{'ok' if razao <= 1.3 else 'ACIMA'}")
-            ok &= razao <= 1.3
+        print(f"  pico do processo inteiro {_mib(m['pico']):>10} = {_x(m['pico'] / pesos):>6} "
+              "os pesos")
+        if base:
+            razao = (m["pico"] - base) / pesos
+            print(f"  a base (Python + torch + transformers, sem pesos) {_mib(base)}\n"
+                  f"  pico sem a base          {_mib(m['pico'] - base):>10} = {_x(razao):>6} "
+                  f"os pesos   meta <= 1,3x   {'ok' if razao <= META_MEMORIA else 'ACIMA'}")
+            ok &= razao <= META_MEMORIA
+    else:
+        print("  pico de memória: não medido neste sistema (sem os.wait4)")
     _mostrar_erro(m)
     return ok
 
@@ -222,12 +234,21 @@ def _segundos(padrao: str, linhas: list[str]) -> float | None:
 num, inteiro, pct = console.num, console.inteiro, console.pct
 META_PRIMEIRA = 0.5    # s
 META_RAZAO = 1.5       # x o piso
+# A 13 carrega um modelo 30 % maior que o GPT-2 do piso e gera 80 tokens, metade deles no
+# transformers, que é o oráculo: a issue dela pede até 2x.
+META_RAZAO_DA = {"13_tucano": 2.0}
 META_PICO = 1.5e9      # bytes
 PISO_NOME = "piso (imports + carregar + 1 passada)"
 
 
 def _x(razao: float) -> str:
     return f"{num(razao, 2)}x"
+
+
+def meta_razao(chave: str) -> float:
+    """A meta da razão de uma lição ('lab/13_tucano.py --sem-figuras' -> a da 13)."""
+    nome = Path(chave.split(" ")[0]).stem
+    return META_RAZAO_DA.get(nome, META_RAZAO)
 
 
 def _mib(n_bytes: float) -> str:
@@ -408,8 +429,9 @@ def relatorio(resultado: dict, pisos: list[dict]) -> bool:
             print(f"  primeira linha  {num(primeira, 2):>6} s   meta < 0,5 s   "
                   f"{'ok' if primeira < META_PRIMEIRA else 'ACIMA'}")
         print(f"  total           {num(mediana(m, 'total'), 2):>6} s (mediana das rodadas)")
-        print(f"  razão           {_x(med):>7} o piso (mediana)   meta <= 1,5x   "
-              f"{'ok' if med <= META_RAZAO else 'ACIMA'}")
+        meta = meta_razao(chave)
+        print(f"  razão           {_x(med):>7} o piso (mediana)   meta <= {_x(meta)}   "
+              f"{'ok' if med <= meta else 'ACIMA'}")
         print(f"                  de {_x(menor)} a {_x(maior)} (+/- {pct(mais_menos)}); "
               f"melhor/melhor {_x(melhor)}")
         if pico is not None and piso_m:
@@ -418,13 +440,15 @@ def relatorio(resultado: dict, pisos: list[dict]) -> bool:
                   f"{'ok' if pico <= META_PICO else 'ACIMA'}")
         else:
             print("  pico de memória: não medido neste sistema (sem os.wait4)")
-        certo = (primeira is not None and primeira < META_PRIMEIRA and med <= META_RAZAO
+        certo = (primeira is not None and primeira < META_PRIMEIRA and med <= meta
                  and (pico is None or pico <= META_PICO))
         ok &= certo
         tabela.append((chave, (med, menor, maior, mais_menos, melhor, len(m),
                                "ok" if certo else "ACIMA")))
+    medidas = {Path(chave.split(" ")[0]).stem for chave in resultado}
+    outras = "".join(f", {n[:2]}: {_x(m)}" for n, m in META_RAZAO_DA.items() if n in medidas)
     print(f"\nResumo: razão = tempo da lição / piso ({num(piso_t, 2)} s), mediana das "
-          "rodadas;\nmeta <= 1,5x e primeira linha < 0,5 s.")
+          f"rodadas;\nmeta <= {_x(META_RAZAO)}{outras} e primeira linha < 0,5 s.")
     print(f"  {'lição':<27} {'razão':>6} {'menor':>6} {'maior':>6} {'+/-':>7} "
           f"{'mel/mel':>7} {'rod.':>4}")
     for chave, linha in tabela:

@@ -144,6 +144,50 @@ def test_relatorio_em_80_colunas_com_vereditos(capsys):
     assert "de 3,30x a 3,60x (+/- 4,3 %)" in saida  # 08: (3,6 - 3,3) / 2 / 3,45
 
 
+def test_a_meta_da_13_e_2x_e_a_das_outras_1_5x(capsys):
+    """A 13 (o Tucano, maior que o GPT-2 do piso, e o generate() do oráculo) tem a meta da
+    issue dela, 2x; a mesma razão numa outra lição passa da meta de 1,5x."""
+    def licao(razoes):
+        return {"medidas": [_medida(3.0 * r) for r in razoes], "razoes": razoes,
+                "medianas": [], "estado": "estável"}
+    resultado = {"lab/13_tucano.py": licao([1.9, 1.8, 2.0]),
+                 "lab/06_gpt2.py": licao([1.9, 1.8, 2.0])}
+    assert benchmark.relatorio(resultado, [_medida(3.0)] * 4) is False
+    saida = capsys.readouterr().out
+    assert "meta <= 1,50x, 13: 2,00x e primeira linha < 0,5 s." in saida
+    resumo = {l.split()[0]: l for l in saida.splitlines() if l.startswith("  1") or
+              l.startswith("  0")}
+    assert resumo["13_tucano"].endswith("ok") and resumo["06_gpt2"].endswith("ACIMA")
+    assert benchmark.meta_razao("lab/13_tucano.py --sem-figuras") == 2.0
+    assert all(len(linha) <= 80 for linha in saida.splitlines())
+    # sem a 13 nas rodadas, o resumo não fala dela
+    benchmark.relatorio({"lab/06_gpt2.py": licao([1.2])}, [_medida(3.0)] * 2)
+    assert "13:" not in capsys.readouterr().out
+
+
+def test_memoria_da_13_inteira_e_sem_a_base(monkeypatch, tmp_path, capsys):
+    """O pico da 13 no Tucano de tamanho real sai de dois jeitos: o do processo inteiro e o
+    sem a base (Python + torch + transformers); a meta de 1,3x vale para o sem base."""
+    mib = 2**20
+    with open(tmp_path / "model.safetensors", "wb") as pesos:   # esparso: não ocupa o disco
+        pesos.truncate(620 * mib)
+    monkeypatch.setattr(benchmark, "preparar_tucano", lambda: tmp_path)
+    for pico, inteiro, sem_base, veredito in ((1040, "1,68x", "1,14x", "ok"),
+                                              (1200, "1,94x", "1,40x", "ACIMA")):
+        monkeypatch.setattr(benchmark, "medir", lambda *_a, p=pico: _medida(9.0, pico=p * mib))
+        assert benchmark.medir_tucano(RAIZ / "lab" / "13_tucano.py", tmp_path, {},
+                                      base=331 * mib) is (veredito == "ok")
+        saida = capsys.readouterr().out
+        linhas = {l.split(" = ")[0].split("  ")[1]: l for l in saida.splitlines() if " = " in l}
+        assert linhas["pico do processo inteiro"].split() == [
+            "pico", "do", "processo", "inteiro", f"{pico:,}".replace(",", "."), "MiB", "=",
+            inteiro, "os", "pesos"]
+        assert linhas["pico sem a base"].split()[5:] == [
+            "MiB", "=", sem_base, "os", "pesos", "meta", "<=", "1,3x", veredito]
+        assert "a base (Python + torch + transformers, sem pesos) 331 MiB" in saida
+        assert all(len(linha) <= 80 for linha in saida.splitlines()), saida
+
+
 @pytest.mark.parametrize("texto, esperado", [
     ("05", ["05_block"]), ("5", ["05_block"]), ("05_block,07", ["05_block", "07_generation"]),
     ("08_since_2017.py", ["08_since_2017"]),
