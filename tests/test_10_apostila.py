@@ -37,8 +37,6 @@ def test_os_numeros_dos_dados_que_a_apostila_cita(dados):
     assert f"{round(len(texto) / 1000)} mil caracteres de português técnico" in a
     assert (f"{round(len(treino) / 1000)} mil para o treino e {round(len(validacao) / 1000)} "
             "mil para a validação") in a
-    assert (f"com os {round(len(treino) / 1000)} mil caracteres de treino, "
-            f"{num(20 * 817_920 / len(treino), 0)} épocas") in a
     assert (f"Com 3.000 passos o modelo vê o texto de treino "
             f"{num(3000 * 12 * 64 / len(treino), 1)} vezes") in a
     assert "mais de 100 mil vezes o texto" in a                  # o WebText tem 40 GB
