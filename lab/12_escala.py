@@ -389,7 +389,7 @@ def figura_fronteira(licao, modelos, perdas, Cs, melhor):
            title="Mesmo orçamento, tamanhos diferentes: quem chega mais baixo")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=9)
-    licao.salvar_figura(fig, "10_fronteira.png")
+    licao.salvar_figura(fig, "12_fronteira.png")
 
 
 # ============================================================ experimento 4
