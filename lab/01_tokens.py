@@ -181,14 +181,12 @@ DIFICEIS = ["    x  =  1\n\n\tfim", "Não!  É?   Sim...", "日本語 e ☕", "d
 
 def tokenizador(licao):
     """O tokenizador do modelo (só ele, sem os pesos), carregado uma vez."""
-    if not hasattr(licao, "_tok"):
+    def carregar():
         try:
-            licao._tok = carregar_tokenizador(licao.args.modelo)
+            return carregar_tokenizador(licao.args.modelo)
         except ModeloIndisponivel as erro:
-            licao._tok = erro
-    if isinstance(licao._tok, Exception):
-        raise ExperimentoPulado(str(licao._tok))
-    return licao._tok
+            raise ExperimentoPulado(str(erro)) from None
+    return licao.uma_vez("tokenizador", carregar)
 
 
 def pedaco(bruto: bytes, limite_=40) -> str:

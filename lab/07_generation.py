@@ -187,10 +187,9 @@ POR_TELA = 20                       # linhas da tabela por camada numa tela do p
 BRINQUEDO = {" telhado": 3.0, " muro": 2.2, " sofá": 1.4, " carro": 1.4,
              " armário": 0.6, " céu": -0.6, " piano": -1.6, " ônibus": -3.0}
 
-# O que uma execução calcula uma vez só e os experimentos reusam: a frase passada pelo
-# modelo (o prefill), a continuação gulosa e os textos sorteados. Um servidor faz o mesmo
-# com um começo de conversa repetido: guarda o cache dele em vez de recalculá-lo.
-_FEITO = {}
+# O que uma execução calcula uma vez só e os experimentos reusam (licao.uma_vez): a frase
+# passada pelo modelo (o prefill), a continuação gulosa e os textos sorteados. Um servidor
+# faz o mesmo com um começo de conversa repetido: guarda o cache dele em vez de recalculá-lo.
 
 
 def modelos(licao):
@@ -215,12 +214,12 @@ def frase(licao, reserva=NOVOS):
     última posição. Cada chamada devolve um cache seu (as mesmas chaves, sem cópia)."""
     nosso, hf, tok = modelos(licao)
     _, ids = tokenizar(licao, tok, hf.config.n_positions, reserva=reserva)
-    chave = ("frase", id(hf), licao.args.texto)
-    if chave not in _FEITO:
+
+    def prefill():
         cache = CacheKV.para(hf.config)
         with torch.no_grad():
-            _FEITO[chave] = cache, passo(nosso, ids, cache)           # (1, V)
-    cache, logits = _FEITO[chave]
+            return cache, passo(nosso, ids, cache)                    # (1, V)
+    cache, logits = licao.uma_vez("frase", prefill)
     return nosso, hf, tok, ids, cache.primeiros(ids.shape[1]), logits
 
 
@@ -242,25 +241,11 @@ def continuar(nosso, cache, logits, novos, **regras):
 def gulosa(licao):
     """Os NOVOS tokens gulosos depois da frase e os logits de cada passo (com cache): o
     laço do experimento 1, que os experimentos 4, 5 e 7 reusam."""
-    nosso, hf, _tok, _ids, cache, logits = frase(licao)
-    chave = ("gulosa", id(hf), licao.args.texto)
-    if chave not in _FEITO:
-        _FEITO[chave] = continuar(nosso, cache, logits, NOVOS)
-    return _FEITO[chave]
+    nosso, _hf, _tok, _ids, cache, logits = frase(licao)
+    return licao.uma_vez("gulosa", lambda: continuar(nosso, cache, logits, NOVOS))
 
 
-def sortear(licao, semente, de_novo=False, **regras):
-    """(tokens, logits de cada passo) de NOVOS_SORTEIO tokens sorteados depois da frase,
-    com torch.manual_seed(semente) antes; um sorteio já feito nesta execução com a mesma
-    semente e as mesmas regras é reusado (de_novo=True: sorteia de novo)."""
-    nosso, hf, _tok, _ids, cache, logits = frase(licao)
-    chave = ("sorteio", id(hf), licao.args.texto, semente, tuple(sorted(regras.items())))
-    if de_novo or chave not in _FEITO:
-        torch.manual_seed(semente)
-        _FEITO[chave] = continuar(nosso, cache, logits, NOVOS_SORTEIO, **regras)
-    return _FEITO[chave]
-
-
+# ============================================================ experimento 1
 def generate_deles(hf, ids, novos, **amostragem):
     """O generate() do transformers com as mesmas regras (top_k=0: sem o 50 escondido)."""
     sorteio = amostragem.get("temperatura", 0) > 0
@@ -287,7 +272,6 @@ def com_o_fim_da_frase(tok, ids, novos, cabe=60):
     return "..." + repr(tudo[corte:])
 
 
-# ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_laco(licao):
     nosso, hf, tok = modelos(licao)
@@ -307,8 +291,8 @@ def exp_laco(licao):
     t_nosso = time.perf_counter() - inicio
     nossos = [int(sai) for _, sai, _ in linhas]
     # a frase e a gulosa ficam para os outros experimentos (as mesmas contas do gulosa())
-    _FEITO["frase", id(hf), licao.args.texto] = cache.primeiros(T), linhas[0][2]
-    _FEITO["gulosa", id(hf), licao.args.texto] = nossos, [z[0] for _, _, z in linhas]
+    licao.uma_vez("frase", lambda: (cache.primeiros(T), linhas[0][2]))
+    licao.uma_vez("gulosa", lambda: (nossos, [z[0] for _, _, z in linhas]))
     dizer(f"  {'passo':>5}  {'entra':<16}{'sai (argmax)':<16}{'prob.':>7}")
     for n, (entra, sai, logits) in enumerate(linhas):
         rotulo = plural(T, "token") if n == 0 else token(tok, entra[0, 0])
@@ -381,6 +365,20 @@ def exp_temperatura(licao):
 
 
 # ============================================================ experimento 3
+def sortear(licao, semente, de_novo=False, **regras):
+    """(tokens, logits de cada passo) de NOVOS_SORTEIO tokens sorteados depois da frase,
+    com torch.manual_seed(semente) antes; um sorteio já feito nesta execução com a mesma
+    semente e as mesmas regras é reusado (de_novo=True: sorteia de novo)."""
+    nosso, _hf, _tok, _ids, cache, logits = frase(licao)
+
+    def sorteio():
+        torch.manual_seed(semente)
+        return continuar(nosso, cache, logits, NOVOS_SORTEIO, **regras)
+    if de_novo:
+        return sorteio()
+    return licao.uma_vez(("sorteio", semente, *sorted(regras.items())), sorteio)
+
+
 def sobreviventes(logits, top_k=0, top_p=1.0, temperatura=1.0):
     return int(filtrar_top_p(filtrar_top_k(logits / temperatura, top_k), top_p)
                .isfinite().sum())

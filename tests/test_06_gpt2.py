@@ -386,7 +386,6 @@ def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome,
         raise AssertionError("carregou (ou baixou) antes de conferir a memória")
 
     monkeypatch.setattr(carregar_gpt2, "_importar_transformers", importou)
-    monkeypatch.setattr(pesos_gpt2, "_MONTADOS", {})
     li = encanamento.Licao("06", "teste", ["usa o GPT-2"], usa_gpt2={1})
     li.args = encanamento.criar_parser("x", "x", li.titulos).parse_args(["--modelo", nome])
     with pytest.raises(encanamento.ExperimentoPulado) as erro:
@@ -436,7 +435,6 @@ def test_autoverificacao_que_falha_sai_com_1(gpt2_pequeno, monkeypatch, capsys):
                                          modelo.opcoes).parse_args(
         ["--so", "2", "--sem-figuras", "--modelo", str(gpt2_pequeno)])
     monkeypatch.setattr(licao, "confere", lambda *a, **k: False)
-    monkeypatch.setattr(pesos_gpt2, "_MONTADOS", {})
     assert nova.rodar(modelo.funcoes) == 1
     saida = capsys.readouterr().out
     assert "NÃO confere" in saida

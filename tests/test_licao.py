@@ -117,6 +117,44 @@ def test_pulado_pelo_mesmo_motivo_diz_uma_vez(capsys):
     assert "1 de 3 experimentos rodou." in saida and "Próximo passo" in saida
 
 
+def test_uma_vez_calcula_uma_vez_por_licao_e_lembra_o_pulado(monkeypatch, capsys):
+    """Licao.uma_vez: o 2º experimento que pede a mesma chave recebe o mesmo objeto sem
+    calcular; um pulado pula de novo sem tentar de novo; r + Enter numa pausa repete o
+    experimento, não a conta; outra Licao (outra execução) começa do zero."""
+    contas = []
+
+    def conta(nome):
+        contas.append(nome)
+        return [nome]
+
+    def sem_tokenizador():
+        contas.append("tokenizador")
+        raise licao.ExperimentoPulado("sem o tokenizador")
+
+    vistos = []
+
+    def usa(li):
+        vistos.append(li.uma_vez("treino", lambda: conta("treino")))
+        li.pausa("a tabela")
+
+    def pula(li):
+        assert li.ja_feito("treino")
+        li.uma_vez("tokenizador", sem_tokenizador)
+
+    respostas = iter([True, False])           # r + Enter na pausa do experimento 1, depois Enter
+    monkeypatch.setattr(licao, "interativa", lambda _args: True)
+    monkeypatch.setattr(licao, "perguntar_pausa", lambda _t: next(respostas, False))
+    monkeypatch.setattr(licao, "limpar_tela", lambda: None)
+    li = licao.Licao("99", "teste", ["treina", "pula", "pula de novo", "treina de novo"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args(["--pausa"])
+    assert li.rodar({1: usa, 2: pula, 3: pula, 4: usa}) == 1
+    assert contas == ["treino", "tokenizador"]              # uma vez cada
+    assert len(vistos) == 3 and all(v is vistos[0] for v in vistos)   # 1, o 1 de novo, o 4
+    assert "pulado: 3. pula de novo" in capsys.readouterr().out
+    outra = licao.Licao("99", "teste", ["treina"])
+    assert outra.uma_vez("treino", lambda: conta("outra")) == ["outra"] and not outra.ja_feito("x")
+
+
 def test_resumo_de_falha_diz_o_que_a_mensagem_acima_traz(capsys):
     """Issue 40: o resumo mandava ler "o arquivo e a linha" também depois de uma
     autoverificação, cuja mensagem não tem linha. Agora ele diz o que a mensagem traz."""

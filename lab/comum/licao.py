@@ -127,6 +127,7 @@ class Licao:
         self._atual = ("", "")
         self._pausado = 0.0         # segundos à espera de Enter no experimento atual
         self._tipo_da_falha = {}    # k: "conferência", "linha" (arquivo e linha) ou "erro"
+        self._feito = {}            # chave: o valor (ou o ExperimentoPulado) de uma_vez()
 
     @classmethod
     def da_docstring(cls, doc: str, **kwargs) -> "Licao":
@@ -228,6 +229,27 @@ class Licao:
         if self._erro_modelo:
             raise ExperimentoPulado(self._erro_modelo)
         return self._modelo
+
+    # -- o que mais de um experimento usa, calculado uma vez por execução
+    def uma_vez(self, chave, funcao):
+        """funcao() na primeira chamada com esta chave; nas seguintes, o mesmo valor (ou o
+        mesmo ExperimentoPulado), sem calcular de novo. Um tokenizador, um treino, uma frase
+        já no cache: com --so, o experimento que precisa calcula; a lição inteira calcula
+        uma vez; r + Enter numa pausa repete o experimento, não a conta. Guardado na lição
+        (uma por execução), não no módulo: outra Licao começa do zero."""
+        if chave not in self._feito:
+            try:
+                self._feito[chave] = funcao()
+            except ExperimentoPulado as motivo:
+                self._feito[chave] = motivo.with_traceback(None)
+        feito = self._feito[chave]
+        if isinstance(feito, ExperimentoPulado):
+            raise feito
+        return feito
+
+    def ja_feito(self, chave) -> bool:
+        """True se uma_vez(chave, ...) já rodou nesta execução (e deu um valor ou pulou)."""
+        return chave in self._feito
 
     # -- o roteiro
     def rodar(self, funcoes: dict | None = None) -> int:

@@ -117,15 +117,10 @@ def montar_nosso(hf, nosso_gpt2):
     return nosso
 
 
-_MONTADOS = {}
-
-
 def modelos(licao, nosso_gpt2):
     """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
     hf, tokenizador = licao.gpt2(margem=FOLGA, base=BASE)
-    if id(hf) not in _MONTADOS:
-        _MONTADOS[id(hf)] = montar_nosso(hf, nosso_gpt2)
-    return _MONTADOS[id(hf)], hf, tokenizador
+    return licao.uma_vez("nosso GPT2", lambda: montar_nosso(hf, nosso_gpt2)), hf, tokenizador
 
 
 def tokenizar(licao, tokenizador, posicoes, reserva=0):
