@@ -125,7 +125,7 @@ import torch.nn.functional as F
 
 from comum import (Adam, ExperimentoPulado, Progresso, REGRA_DE_CARACTERES, TAMANHOS_GPT2,
                    cientifico, contar, de_caracteres, dizer, figuras, inteiro, largura, num, pct,
-                   quebrar, token)
+                   quebrar, token, uma_thread)
 from comum.console import caixa_tabela, console
 
 
@@ -211,10 +211,10 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
 
 def treinar_juntas(tarefas):
     """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo
-    (licao.em_paralelo); os resultados, na ordem das tarefas. Os pesos são sorteados
+    (em_paralelo, de comum.processo); os resultados, na ordem das tarefas. Os pesos são sorteados
     aqui, antes, na thread principal (nova_pilha semeia o sorteio): cada thread só
     treina, com seus pesos e seu gerador de lotes, e dá bit a bit o que daria sozinha."""
-    from comum import em_paralelo
+    from comum.processo import em_paralelo
 
     for kw in tarefas:
         kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),
@@ -316,20 +316,16 @@ def exp_pre_post(licao):
           f"cruzada pela cabeça de saída. Adam, taxa {taxa_legivel(taxa)}, {com_aquecimento};\n"
           f"{passos} passos de treino"
           + ("; pesos iniciais do GPT-2 (exercício 3)" if inicio == "gpt2" else "") + ".\n")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tensores minúsculos: mais threads só atrapalham
-    try:
-        with Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
-            comum = dict(semente=semente, inicializacao=inicio, barra=barra)
-            pre, pos, raso_pre, raso_pos = treinar_juntas([
-                dict(pre_ln=True, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
-                dict(pre_ln=False, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
-                # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
-                dict(pre_ln=True, passos=0, camadas=10, **comum),
-                dict(pre_ln=False, passos=0, camadas=10, **comum)])
-            raso = {True: raso_pre[0][-1], False: raso_pos[0][-1]}
-    finally:
-        torch.set_num_threads(threads)
+    # tensores minúsculos: mais threads de conta só atrapalham
+    with uma_thread(), Progresso(2 * (passos + 1) + 2, "treinando Pre-LN e Post-LN") as barra:
+        comum = dict(semente=semente, inicializacao=inicio, barra=barra)
+        pre, pos, raso_pre, raso_pos = treinar_juntas([
+            dict(pre_ln=True, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+            dict(pre_ln=False, passos=passos, lr=taxa, aquecimento=aquecimento, **comum),
+            # a mesma inicialização com 10 blocos: o gradiente do último bloco muda com L?
+            dict(pre_ln=True, passos=0, camadas=10, **comum),
+            dict(pre_ln=False, passos=0, camadas=10, **comum)])
+        raso = {True: raso_pre[0][-1], False: raso_pos[0][-1]}
     camadas = len(pre[0])
     dizer("No início (passo 0), norma do gradiente de cada bloco:")
     dizer(f"  {'bloco':>6} {'Pre-LN':>10} {'Post-LN':>10} {'Post/Pre':>9}")

@@ -278,9 +278,10 @@ import sys
 import numpy as np
 import torch.nn.functional as F
 
-from comum import (Adam, ExperimentoPulado, Progresso, cientifico, dizer, em_paralelo, figuras,
-                   importar_licao, inteiro, limite, num, pct, tamanho)
+from comum import (Adam, ExperimentoPulado, Progresso, cientifico, dizer, figuras,
+                   importar_licao, inteiro, limite, num, pct, tamanho, uma_thread)
 from comum.console import perguntar
+from comum.processo import em_paralelo
 
 L05 = importar_licao("05_block")   # a Pilha e a tarefa do token anterior (experimento 8)
 
@@ -874,19 +875,15 @@ def exp_aquecimento(licao):
     if not licao.args.completo:
         dizer("(forma rápida; com --completo são 200 passos, com aquecimento de 100)")
     corridas = [(False, 0), (False, aquec), (True, 0), (True, aquec)]  # (Pre-LN?, aquec.)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)          # tensores minúsculos: mais threads só atrapalham
-    try:
-        with Progresso(len(corridas) * passos, "treinando") as barra:
-            # os pesos sorteados aqui, um modelo por vez; os treinos, dois ao mesmo tempo
-            modelos = [nova_pilha(pre, semente) for pre, _ in corridas]
-            perdas = em_paralelo([
-                lambda pre=pre, a=a, m=m: treinar(pre, a, semente, passos,
-                                                  avancar=barra.avancar, modelo=m)
-                for (pre, a), m in zip(corridas, modelos)])
-        curvas = dict(zip(CORRIDAS, perdas))          # na ordem de CORRIDAS
-    finally:
-        torch.set_num_threads(threads)
+    # tensores minúsculos: mais threads de conta só atrapalham
+    with uma_thread(), Progresso(len(corridas) * passos, "treinando") as barra:
+        # os pesos sorteados aqui, um modelo por vez; os treinos, dois ao mesmo tempo
+        modelos = [nova_pilha(pre, semente) for pre, _ in corridas]
+        perdas = em_paralelo([
+            lambda pre=pre, a=a, m=m: treinar(pre, a, semente, passos,
+                                              avancar=barra.avancar, modelo=m)
+            for (pre, a), m in zip(corridas, modelos)])
+    curvas = dict(zip(CORRIDAS, perdas))          # na ordem de CORRIDAS
     dizer()
     licao.pausa("a perda das quatro corridas e o veredito")
     dizer(f"Perda (média de 10 passos; o acaso é ln 16 = {num(ACASO, 2)}):")

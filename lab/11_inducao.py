@@ -178,9 +178,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, em_paralelo,
-                   figuras, inteiro, num, plural, quebrar)
-from comum.ritmo import uma_thread
+from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, figuras,
+                   inteiro, num, plural, quebrar, uma_thread)
+from comum.processo import adiantar
 
 V, T = 64, 48            # o vocabulário e o tamanho das sequências da tarefa
 PERIODOS = (8, 24)       # o período de cada sequência, sorteado nesta faixa
@@ -282,134 +282,37 @@ def rodar_treino(c, ao_medir=None, barra=None, modelo=None):
     return historico, modelo.cpu().eval()              # a análise dos experimentos: na CPU
 
 
-def transicao(historico, queda=QUEDA):
-    """(X, Y, queda): as duas linhas seguidas da tabela entre as quais a perda da parte
-    repetida mais caiu; None se a maior queda não chega a `queda` nats."""
-    pares = list(zip(historico, historico[1:]))
-    a, b = max(pares, key=lambda par: par[0]["repetida"] - par[1]["repetida"])
-    caiu = a["repetida"] - b["repetida"]
-    return (a["passo"], b["passo"], caiu) if caiu >= queda else (None, None, caiu)
-
-
-def quando_subiu(historico, nota, camada, cabeca):
-    """(X, Y): as duas linhas seguidas da tabela entre as quais a nota da cabeça mais
-    subiu (a mesma regra da transição, do outro lado)."""
-    pares = list(zip(historico, historico[1:]))
-    a, b = max(pares, key=lambda par: float(par[1][nota][camada, cabeca]
-                                            - par[0][nota][camada, cabeca]))
-    return a["passo"], b["passo"]
-
-
-def nomear(historico):
-    """(cabeça de token anterior, cabeças de indução) no fim do treino. A de token
-    anterior: (camada, cabeça, nota), a de maior nota na camada 0. As de indução: as
-    cabeças das camadas >= 1 com nota acima de SUBIU, da maior para a menor (se nenhuma
-    passar, a maior sozinha); com 1 bloco, nenhuma."""
-    fim = historico[-1]
-    anterior = fim["anterior"][0]
-    j = int(anterior.argmax())
-    prev = (0, j, float(anterior[j]))
-    L, h = fim["indução"].shape
-    todas = sorted(((i, k, float(fim["indução"][i, k])) for i in range(1, L)
-                    for k in range(h)), key=lambda c: -c[2])
-    return prev, [c for c in todas if c[2] > SUBIU] or todas[:1]
-
-
-def veredito(historico):
-    """O que o treino formou, pelas notas e pela perda no fim: "clássico" (a cabeça de
-    token anterior da camada 0 acima de ANTERIOR e uma de indução acima de SUBIU),
-    "outro jeito" (sem isso, mas a parte repetida abaixo de metade de ln V: copia assim
-    mesmo) ou "sem cópia"."""
-    prev, ind = nomear(historico)
-    if ind and ind[0][2] > SUBIU and prev[2] > ANTERIOR:
-        return "clássico"
-    return "outro jeito" if historico[-1]["repetida"] < QUEBRA * math.log(V) else "sem cópia"
-
-
-_TREINOS = {}
-
-
-def treino_padrao(licao, c=None, ao_medir=None, barra=None):
+def treino_padrao(licao, ao_medir=None, barra=None):
     """O treino do experimento 2, feito uma vez por execução (o 3 usa o mesmo)."""
-    c = c or configuracao(licao.args)
-    chave = tuple(sorted((k, str(v)) for k, v in c.items()))
-    if chave not in _TREINOS:
+    c = configuracao(licao.args)
+
+    def treinar_():
         with uma_thread():
-            _TREINOS[chave] = rodar_treino(c, ao_medir, barra)
-    return _TREINOS[chave]
+            return rodar_treino(c, ao_medir, barra)
+    return licao.uma_vez("treino", treinar_)
 
 
 # Os dois treinos do experimento 4 não dependem do 2: quando os dois estão na mesma execução
 # (numa CPU de 2 núcleos ou mais), eles começam junto com o 2, numa thread ao lado, e o 4
 # só mostra o resultado. A conta é a mesma (uma thread de conta, os pesos sorteados antes).
-_CONTROLES = {}   # chave -> (h1, hf); adiantado e rodando: (futuro, contador, threads)
-
-
 def configuracoes_de_controle(args):
     """(c1, fixo): 1 bloco na mesma tarefa, e 1 bloco na armadilha do período fixo."""
     c1 = {**configuracao(args), "camadas": 1}
     return c1, {**c1, "periodos": (FIXO, FIXO), "passos": min(PASSOS_FIXO, c1["passos"])}
 
 
-def _treinos(c1, fixo, barra):
-    """As duas funções de treino do experimento 4, com os pesos sorteados aqui, antes."""
-    modelos = [novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
-                           c["sem_posicao"]) for c in (c1, fixo)]
-    return [lambda c=c, m=m: rodar_treino(c, barra=barra, modelo=m)[0]
-            for c, m in zip((c1, fixo), modelos)]
-
-
-class _Contador:
-    """Conta os passos de um treino sem barra (a barra é do experimento que roda agora)."""
-    feitos = 0
-
-    def avancar(self, descricao=None):
-        self.feitos += 1
-
-
-def adiantar_controles(licao):
-    """Começa os treinos do experimento 4 numa thread ao lado, se ele vem depois nesta
-    execução, na CPU, com 2 núcleos ou mais. Uma thread de conta até o 4 recolhê-los."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def controles(licao, threads):
+    """Os dois treinos de 1 bloco do experimento 4, começados uma vez por execução numa
+    thread ao lado (.resultados(barra): [h1, hf], os históricos). Do experimento 2,
+    threads=1: os dois num núcleo, o 2 no outro; do 4, se não começaram antes, threads=2."""
     c1, fixo = configuracoes_de_controle(licao.args)
-    chave = _chave(c1)
-    if (chave in _CONTROLES or (licao.args.so and 4 not in licao.args.so)
-            or c1["dispositivo"] != "cpu" or (os.cpu_count() or 1) < 2):
-        return
-    contador = _Contador()
-    um, outro = _treinos(c1, fixo, contador)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)               # o 4 devolve as threads quando recolher
-    grupo = ThreadPoolExecutor(1)          # um núcleo: os dois treinos, um depois do outro
-    _CONTROLES[chave] = (grupo.submit(lambda: (um(), outro())), contador, threads)
-    grupo.shutdown(wait=False)
 
-
-def _chave(c):
-    return tuple(sorted((k, str(v)) for k, v in c.items()))
-
-
-def treinos_de_controle(c1, fixo, barra):
-    """(h1, hf), os históricos dos dois treinos de 1 bloco: os adiantados (esperando por
-    eles, com a barra no passo em que estão), ou treinados agora, um em cada núcleo."""
-    import concurrent.futures
-
-    chave = _chave(c1)
-    if chave not in _CONTROLES:
-        with uma_thread():
-            _CONTROLES[chave] = tuple(em_paralelo(_treinos(c1, fixo, barra)))
-    feito = _CONTROLES[chave]
-    if len(feito) == 3:                                       # adiantado: ainda rodando?
-        futuro, contador, threads = feito
-        visto = 0
-        while concurrent.futures.wait([futuro], timeout=0.2).not_done:
-            barra.avancar(contador.feitos - visto)
-            visto = contador.feitos
-        barra.avancar(contador.feitos - visto)
-        torch.set_num_threads(threads)
-        _CONTROLES[chave] = tuple(futuro.result())
-    return _CONTROLES[chave]
+    def comecar():                        # os pesos sorteados aqui, na thread principal
+        modelos = [novo_modelo(c["camadas"], c["largura"], c["cabecas"], c["semente"],
+                               c["sem_posicao"]) for c in (c1, fixo)]
+        return adiantar([lambda barra, c=c, m=m: rodar_treino(c, barra=barra, modelo=m)[0]
+                         for c, m in zip((c1, fixo), modelos)], threads)
+    return licao.uma_vez("controles", comecar)
 
 
 # ============================================================ experimento 1
@@ -466,6 +369,50 @@ def exp_tarefa(licao):
 
 
 # ============================================================ experimento 2
+def transicao(historico, queda=QUEDA):
+    """(X, Y, queda): as duas linhas seguidas da tabela entre as quais a perda da parte
+    repetida mais caiu; None se a maior queda não chega a `queda` nats."""
+    pares = list(zip(historico, historico[1:]))
+    a, b = max(pares, key=lambda par: par[0]["repetida"] - par[1]["repetida"])
+    caiu = a["repetida"] - b["repetida"]
+    return (a["passo"], b["passo"], caiu) if caiu >= queda else (None, None, caiu)
+
+
+def quando_subiu(historico, nota, camada, cabeca):
+    """(X, Y): as duas linhas seguidas da tabela entre as quais a nota da cabeça mais
+    subiu (a mesma regra da transição, do outro lado)."""
+    pares = list(zip(historico, historico[1:]))
+    a, b = max(pares, key=lambda par: float(par[1][nota][camada, cabeca]
+                                            - par[0][nota][camada, cabeca]))
+    return a["passo"], b["passo"]
+
+
+def nomear(historico):
+    """(cabeça de token anterior, cabeças de indução) no fim do treino. A de token
+    anterior: (camada, cabeça, nota), a de maior nota na camada 0. As de indução: as
+    cabeças das camadas >= 1 com nota acima de SUBIU, da maior para a menor (se nenhuma
+    passar, a maior sozinha); com 1 bloco, nenhuma."""
+    fim = historico[-1]
+    anterior = fim["anterior"][0]
+    j = int(anterior.argmax())
+    prev = (0, j, float(anterior[j]))
+    L, h = fim["indução"].shape
+    todas = sorted(((i, k, float(fim["indução"][i, k])) for i in range(1, L)
+                    for k in range(h)), key=lambda c: -c[2])
+    return prev, [c for c in todas if c[2] > SUBIU] or todas[:1]
+
+
+def veredito(historico):
+    """O que o treino formou, pelas notas e pela perda no fim: "clássico" (a cabeça de
+    token anterior da camada 0 acima de ANTERIOR e uma de indução acima de SUBIU),
+    "outro jeito" (sem isso, mas a parte repetida abaixo de metade de ln V: copia assim
+    mesmo) ou "sem cópia"."""
+    prev, ind = nomear(historico)
+    if ind and ind[0][2] > SUBIU and prev[2] > ANTERIOR:
+        return "clássico"
+    return "outro jeito" if historico[-1]["repetida"] < QUEBRA * math.log(V) else "sem cópia"
+
+
 def cabecalho_da_tabela(L, h):
     mostra = h <= 4
     ant = " ".join(f"{f'0.{j}':>4}" for j in range(h)) if mostra else " 0.*"
@@ -487,7 +434,9 @@ def linha_da_tabela(m, h):
 @LICAO.experimento(2)
 def exp_treino(licao):
     c = configuracao(licao.args)
-    adiantar_controles(licao)     # os treinos do experimento 4, no outro núcleo
+    if ((not licao.args.so or 4 in licao.args.so) and c["dispositivo"] == "cpu"
+            and (os.cpu_count() or 1) >= 2):
+        controles(licao, threads=1)     # os treinos do experimento 4, no outro núcleo
     L, d, h = c["camadas"], c["largura"], c["cabecas"]
     dizer(quebrar(
         f"O GPT2 da lição 06 com {plural(L, 'bloco')}, d = {d}, {h} cabeças, V = {V}, "
@@ -506,7 +455,7 @@ def exp_treino(licao):
     dizer("\n" + cabecalho_da_tabela(L, h))
     inicio = time.perf_counter()
     with Progresso(c["passos"], "treinando") as barra:
-        historico, _ = treino_padrao(licao, c, lambda m: dizer(linha_da_tabela(m, h)), barra)
+        historico, _ = treino_padrao(licao, lambda m: dizer(linha_da_tabela(m, h)), barra)
     segundos = time.perf_counter() - inicio
     dizer(f"  ({num(segundos, 0)} s de treino, {num(1000 * segundos / c['passos'], 0)} ms "
           "por passo)")
@@ -665,10 +614,10 @@ def ablacao(modelo, ids, p):
 @LICAO.experimento(3)
 def exp_formou(licao):
     c = configuracao(licao.args)
-    if not _TREINOS:
+    if not licao.ja_feito("treino"):
         dizer("(treinando o modelo do experimento 2 de novo: --so 3 sem o 2)")
     with Progresso(c["passos"], "treinando") as barra:
-        historico, modelo = treino_padrao(licao, c, barra=barra)
+        historico, modelo = treino_padrao(licao, barra=barra)
     x, y, _ = transicao(historico)
     prev, ind = nomear(historico)
     classico = veredito(historico) == "clássico"
@@ -798,7 +747,7 @@ def exp_controle(licao):
                   f"{FIXO} ({inteiro(fixo['passos'])} passos): {FIXO} tokens sorteados e "
                   "depois os mesmos de novo, em toda sequência."))
     with Progresso(c1["passos"] + fixo["passos"], "treinando") as barra:
-        h1, hf = treinos_de_controle(c1, fixo, barra)
+        h1, hf = controles(licao, threads=2).resultados(barra)
     acaso = math.log(V)
     dizer(f"\n  {'':<34} {'acaso':>7} {'repetida':>9} {'indução':>8}")
     linhas = [("(a) 1 bloco, período de "

@@ -165,6 +165,30 @@ def test_a_ablacao_e_zerar_o_valor_da_cabeca_no_transformers(modelo_treinado):
         assert (modelo_treinado(x) - hf(x).logits).abs().max() < 1e-4
 
 
+def test_os_controles_adiantados_sao_bit_a_bit_os_treinados_sozinhos():
+    """Os treinos do experimento 4 começam durante o 2 (controles, threads=1), numa thread
+    ao lado enquanto a principal treina outro modelo: dão bit a bit o que rodar_treino dá
+    sozinho com uma thread de conta. Pedidos de novo (pelo 4, threads=2), não recomeçam."""
+    from comum import Licao, uma_thread
+    from comum.opcoes import criar_parser
+
+    li = Licao("11", "teste", L11.LICAO.titulos, L11.LICAO.usa_gpt2, L11.LICAO.opcoes)
+    li.args = criar_parser("lab/11_inducao.py", "teste", li.titulos, li.opcoes).parse_args(
+        ["--passos", "60", "--largura", "16", "--dispositivo", "cpu", "--semente", "5"])
+    adiantados = L11.controles(li, threads=1)
+    with uma_thread():
+        L11.rodar_treino({**L11.configuracao(li.args), "semente": 9})   # o "experimento 2"
+    assert L11.controles(li, threads=2) is adiantados
+    h1, hf = adiantados.resultados()
+    with uma_thread():
+        sozinhos = [L11.rodar_treino(c)[0] for c in L11.configuracoes_de_controle(li.args)]
+    for adiantado, sozinho in zip((h1, hf), sozinhos):
+        assert [m["passo"] for m in adiantado] == [m["passo"] for m in sozinho]
+        for a, s in zip(adiantado, sozinho):
+            assert (a["aleatória"], a["repetida"]) == (s["aleatória"], s["repetida"])
+            assert all(torch.equal(a["pesos"][k], s["pesos"][k]) for k in s["pesos"])
+
+
 def test_a_regra_da_transicao_e_das_notas():
     """A maior queda entre duas linhas seguidas, se passa de 0,5 nat; a nota que mais
     subiu, com a mesma regra."""

@@ -1,5 +1,5 @@
 """O processo da lição (lab/comum/processo.py): Ctrl+C com threads treinando para na hora;
-esperar devolve na ordem."""
+esperar devolve na ordem; adiantar volta na hora e entrega na ordem."""
 from __future__ import annotations
 
 import os
@@ -90,3 +90,59 @@ def test_ao_interromper_durante_tira_a_funcao_ao_sair():
         with processo.ao_interromper_durante(aviso):
             raise ValueError("o treino caiu")
     assert processo._AO_INTERROMPER == antes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_adiantar_volta_na_hora_e_entrega_na_ordem_com_a_barra(threads):
+    """adiantar: volta antes das funções acabarem (elas esperam um sinal que só a thread
+    principal dá depois); com threads=1, uma depois da outra; com 2, juntas (uma barreira
+    de duas que travaria uma fila). A barra de quem espera chega aos passos que elas deram;
+    até resultados(), uma thread de conta, e depois as de antes."""
+    import threading
+
+    import torch
+
+    sinal, barreira = threading.Event(), threading.Barrier(2, timeout=10)
+    juntas, trava, agora = [], threading.Lock(), [0]
+
+    def treino(nome, passos):
+        def f(barra):
+            assert sinal.wait(10)
+            with trava:
+                agora[0] += 1
+                juntas.append(agora[0])
+            if threads == 2:
+                barreira.wait()               # as duas ao mesmo tempo, senão estoura
+            for _ in range(passos):
+                barra.avancar()
+            with trava:
+                agora[0] -= 1
+            return nome, torch.get_num_threads()
+        return f
+
+    class Barra:
+        total = 0
+
+        def avancar(self, passos=1, descricao=None):
+            self.total += passos
+
+    antes = torch.get_num_threads()
+    adiantado = processo.adiantar([treino("a", 7), treino("b", 5)], threads=threads)
+    assert not any(f.done() for f in adiantado.futuros)   # voltou antes delas
+    assert torch.get_num_threads() == 1                    # o programa segue com uma
+    sinal.set()
+    barra = Barra()
+    assert adiantado.resultados(barra) == [("a", 1), ("b", 1)]
+    assert barra.total == 12 and max(juntas) == threads
+    assert torch.get_num_threads() == antes
+    assert adiantado.resultados(Barra()) == [("a", 1), ("b", 1)]   # de novo: sem esperar
+
+
+def test_adiantar_repassa_a_excecao_e_devolve_as_threads():
+    import torch
+
+    antes = torch.get_num_threads()
+    adiantado = processo.adiantar([lambda _barra: 1 / 0])
+    with pytest.raises(ZeroDivisionError):
+        adiantado.resultados()
+    assert torch.get_num_threads() == antes

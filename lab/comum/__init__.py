@@ -8,7 +8,7 @@ cada assunto (`from comum.console import citar`):
     licao        a lição: os experimentos, --lista/--so/--pausa, o mapa do curso
     opcoes       o argparse em português e os validadores das opções
     erros        o erro do aluno com o arquivo e a linha; ExperimentoPulado
-    processo     Ctrl+C (saída 130), em_paralelo, semear
+    processo     Ctrl+C (saída 130), em_paralelo, adiantar, semear
     ritmo        as threads de conta (uma_thread, o Ritmo de uma máquina ocupada)
     console      a saída: números em português, barras, cp1252, 80 colunas
     figuras      gráficos em ASCII e PNGs com vírgula decimal
@@ -38,14 +38,14 @@ from .licao import Licao, importar_licao
 from .opcoes import inteiro_entre, opcao, real_entre, texto_utf8
 from .otimizador import Adam
 from .pesos_gpt2 import confere, contar
-from .processo import em_paralelo
+from .ritmo import uma_thread
 
 __all__ = [
     "RAIZ", "Adam", "ExperimentoPulado", "Licao", "ModeloIndisponivel", "Progresso",
     "REGRA_DE_CARACTERES", "TAMANHOS_GPT2",
     "cientifico", "comando", "confere", "conferir", "contar", "cronometrar", "curto",
     "de_caracteres", "opcao_dispositivo", "preparar_treino",
-    "dizer", "em_linhas", "em_paralelo", "figuras", "importar_licao", "inteiro",
+    "dizer", "em_linhas", "figuras", "importar_licao", "inteiro",
     "inteiro_entre", "largura", "legivel", "limite", "num", "opcao", "paginas", "pct",
-    "plural", "quebrar", "real_entre", "tamanho", "texto_utf8", "token",
+    "plural", "quebrar", "real_entre", "tamanho", "texto_utf8", "token", "uma_thread",
 ]

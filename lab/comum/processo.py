@@ -1,5 +1,6 @@
 """O processo de uma lição: Ctrl+C (uma linha e a saída 130, na hora, até com threads
-trabalhando), treinos em paralelo (em_paralelo, esperar) e as sementes (semear)."""
+trabalhando), treinos em paralelo (em_paralelo, esperar), treinos que começam antes do
+experimento que os mostra (adiantar) e as sementes (semear)."""
 from __future__ import annotations
 
 import contextlib
@@ -8,8 +9,8 @@ import sys
 
 from .console import mostrar_cursor, parar_barras
 
-__all__ = ["interromper", "esperar", "em_paralelo", "ao_interromper", "ao_interromper_durante",
-           "instalar_ctrl_c", "ao_sinal", "semear"]
+__all__ = ["interromper", "esperar", "em_paralelo", "adiantar", "Adiantado", "ao_interromper",
+           "ao_interromper_durante", "instalar_ctrl_c", "ao_sinal", "semear"]
 
 
 def interromper(mensagem: str = "Interrompido (Ctrl+C).", codigo: int = 130) -> None:
@@ -58,6 +59,65 @@ def em_paralelo(funcoes, threads=2):
             return esperar(futuros)
         except KeyboardInterrupt:
             interromper()
+
+
+def adiantar(funcoes, threads=1):
+    """Começa as funções numa thread ao lado e volta na hora: o programa segue (outro
+    experimento) enquanto elas rodam, `threads` de cada vez (1: uma depois da outra, num
+    núcleo; 2: juntas). Devolve um Adiantado; .resultados(barra) espera por elas.
+
+    Cada f é chamada como f(barra): a barra conta os passos dela (barra.avancar()), e
+    quem espera vê a sua barra chegar até ali. Até resultados(), o programa e cada função
+    fazem conta com uma thread só (um núcleo cada). Como em em_paralelo, cada f traz o seu
+    estado (pesos, gerador) sorteado antes, na thread principal: dá o que daria sozinha."""
+    return Adiantado(funcoes, threads)
+
+
+class Adiantado:
+    """As funções de adiantar(), rodando; resultados(barra) espera e devolve na ordem."""
+
+    def __init__(self, funcoes, threads):
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        import torch
+
+        self.feitos, self._trava, self._prontos = 0, threading.Lock(), None
+        self._threads = torch.get_num_threads()
+        torch.set_num_threads(1)                 # até resultados(): um núcleo para cada um
+        grupo = ThreadPoolExecutor(threads)
+        self.futuros = [grupo.submit(f, self) for f in funcoes]
+        grupo.shutdown(wait=False)               # volta já; as funções seguem
+
+    def avancar(self, passos: int = 1, descricao: str | None = None) -> None:
+        """A barra que as funções recebem: só conta (a da tela é de quem espera)."""
+        with self._trava:
+            self.feitos += passos
+
+    def resultados(self, barra=None) -> list:
+        """[f(barra) de cada f], na ordem. Espera olhando a cada 0,2 s (o Ctrl+C para na
+        hora) e leva `barra` (um Progresso) até o passo em que as funções estão; depois,
+        as threads de conta de antes. Uma exceção numa função sobe aqui."""
+        if self._prontos is None:
+            import concurrent.futures
+
+            import torch
+
+            visto = 0
+            try:
+                while True:
+                    ainda = concurrent.futures.wait(self.futuros, timeout=0.2).not_done
+                    if barra:
+                        barra.avancar(self.feitos - visto)
+                    visto = self.feitos
+                    if not ainda:
+                        break
+            except KeyboardInterrupt:
+                interromper()
+            finally:
+                torch.set_num_threads(self._threads)
+            self._prontos = [f.result() for f in self.futuros]
+        return self._prontos
 
 
 _AO_INTERROMPER = []  # funções chamadas antes de sair no Ctrl+C (ex.: guardar um checkpoint)

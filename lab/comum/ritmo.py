@@ -36,9 +36,9 @@ SONDAS = 3            # medidas da sonda em cada escolha, depois de uma que aque
 @contextlib.contextmanager
 def uma_thread():
     """Uma thread de conta dentro do bloco, e as de antes depois dele: para contas pequenas
-    (os treinos minúsculos da lição 11, gerar token a token na 13), em que as threads passam
-    mais tempo esperando umas pelas outras (ou por outro programa no mesmo núcleo) do que
-    fazendo conta."""
+    (os treinos minúsculos das lições 05, 08 e 11, gerar token a token na 13), em que as
+    threads passam mais tempo esperando umas pelas outras (ou por outro programa no mesmo
+    núcleo) do que fazendo conta."""
     import torch
 
     antes = torch.get_num_threads()
