@@ -68,3 +68,28 @@ def test_acusa_link_e_ancora_quebrados(tmp_path):
 
 def test_ha_links_para_conferir():
     assert sum(len(list(links(d))) for d in DOCUMENTOS) >= 20
+
+
+def _tabela_das_licoes(documento: Path) -> list[list[str]]:
+    """As células (sem as crases) de cada linha '| NN | ...' de um documento."""
+    linhas = []
+    for linha in documento.read_text(encoding="utf-8").splitlines():
+        if re.match(r"\| \d\d \|", linha):
+            linhas.append([c.strip().replace("`", "") for c in linha.strip("|").split("|")])
+    return linhas
+
+
+def test_as_tabelas_das_licoes_listam_cada_licao_do_lab():
+    """O README e o índice das apostilas têm uma linha por lição de lab/, em ordem, cada
+    uma com o script e a apostila que existem: uma lição nova (a 12, que saiu da 10) entra
+    nas duas tabelas, e uma que sai também sai delas."""
+    scripts = sorted(p.name for p in (RAIZ / "lab").glob("[0-9][0-9]_*.py"))
+    assert len(scripts) >= 14
+    apostilas = [f"{Path(s).stem}.md" for s in scripts
+                 if (RAIZ / "apostilas" / f"{Path(s).stem}.md").exists()]
+    readme = _tabela_das_licoes(RAIZ / "README.md")
+    assert [(n, s) for n, s, *_ in readme] == [(s[:2], f"lab/{s}") for s in scripts]
+    assert [a for _, _, a, *_ in readme if a != "—"] == [f"apostilas/{a}" for a in apostilas]
+    indice = _tabela_das_licoes(RAIZ / "apostilas" / "README.md")
+    assert [(n, a, s) for n, a, s, *_ in indice] == [
+        (a[:2], f"[{a}]({a})", f"lab/{Path(a).stem}.py") for a in apostilas]
