@@ -8,6 +8,7 @@ import re
 import pytest
 
 from comum.console import num
+from comum.opcoes import criar_parser
 from conftest import RAIZ
 from copia_do_aluno import copia_da_licao, rodar_copia
 from comum import importar_licao
@@ -95,6 +96,12 @@ def test_resposta_1_seu_modelo_na_regua():
 
 def test_a_apostila_aponta_para_a_10():
     """A apostila termina na "Próxima lição", que aponta para a 10 (o próximo passo que a
-    lição imprime: test_09_scaling)."""
+    lição imprime: test_09_scaling) e diz que as contas desta lição num treino de verdade
+    (os FLOPs de um passo, a fronteira com --escala) são da 12, opcional."""
     proxima = APOSTILA.split("\n## Próxima lição\n", 1)[1]
     assert "lab/10_treino.py" in proxima and "(10_treino.md)" in proxima
+    assert "lab/12_escala.py" in proxima and "(12_escala.md)" in proxima
+    assert proxima.index("(12_escala.md)") < proxima.index("`--escala`")
+    ajuda = {n: criar_parser("x", "x", L.titulos, L.opcoes).format_help()
+             for n, L in ((n, importar_licao(n).LICAO) for n in ("10_treino", "12_escala"))}
+    assert "--escala" in ajuda["12_escala"] and "--escala" not in ajuda["10_treino"]
