@@ -1,11 +1,13 @@
 """Apostila 10: os números que ela cita dos dados congelados e do treino padrão são os que a
-lição calcula e imprime (as faixas do treino padrão são as que test_10_treino.py confere)."""
+lição calcula e imprime (as faixas do treino padrão são as que test_10_treino.py confere), e
+os do Ritmo, os que lab/comum/ritmo.py usa."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import RAIZ
 from comum.console import num
+from comum import ritmo as R
 from comum import importar_licao
 from test_10_treino import FAIXAS  # as faixas do treino padrão, que ele confere
 
@@ -56,3 +58,12 @@ def test_a_apostila_cita_as_faixas_do_treino_padrao():
         assert f"{baixo} a {alto} %" in a, nome
     assert f"abaixo de {num(L10.LIMIAR_VALIDACAO, 1)}, o limiar que o script confere" in a
     assert FAIXAS["final"][1] < L10.LIMIAR_VALIDACAO
+
+
+def test_a_apostila_descreve_o_ritmo_com_os_numeros_dele():
+    """O parágrafo sobre a máquina ocupada cita os números do Ritmo (lab/comum/ritmo.py, que
+    test_ritmo confere): 2x mais lento, a cada 100 passos."""
+    a = apostila()
+    assert R.MAIS_LENTO == 2 and "duas vezes mais lentos que antes" in a
+    assert f"a cada {R.REVER_A_CADA} passos" in a
+    assert "`Ritmo:`" in a and "`OMP_NUM_THREADS`" in a

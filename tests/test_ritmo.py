@@ -161,12 +161,3 @@ def test_uma_thread_e_volta_as_de_antes():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(antes)
-
-
-def test_a_apostila_10_descreve_o_ritmo_com_os_numeros_dele():
-    from conftest import RAIZ
-
-    texto = " ".join((RAIZ / "apostilas" / "10_treino.md").read_text(encoding="utf-8").split())
-    assert R.MAIS_LENTO == 2 and "duas vezes mais lentos que antes" in texto
-    assert f"a cada {R.REVER_A_CADA} passos" in texto
-    assert "`Ritmo:`" in texto and "`OMP_NUM_THREADS`" in texto
