@@ -1,6 +1,7 @@
 """Apostila 11: o piso da parte ao acaso que ela cita, contra a forma fechada da lição e um Monte
-Carlo feito aqui; as faixas e os limiares que ela cita, contra os da lição; e as respostas dos
-exercícios 1 a 4, contra o que a lição imprime com a semente 0 (LAB_LENTO=1).
+Carlo feito aqui; as faixas e os limiares que ela cita, contra os da lição; as respostas dos
+exercícios 1 a 4, contra o que a lição imprime com a semente 0 (LAB_LENTO=1); e a Próxima
+lição, contra a que o fim da lição manda rodar.
 
 Ficam em test_11_inducao os testes que leem a apostila junto com um treino (a execução
 padrão, as dez sementes, o seu GPT da lição 10): o oráculo deles é o treino, e a frase da
@@ -15,10 +16,25 @@ import torch
 
 from conftest import RAIZ, rodar_script
 from comum import importar_licao
+from comum.licao import proxima_licao
 
 L11 = importar_licao("11_inducao")
 APOSTILA = " ".join((RAIZ / "apostilas" / "11_inducao.md").read_text(encoding="utf-8").split())
 METADE = math.log(64) / 2
+
+
+def test_a_apostila_aponta_para_a_seguinte_e_para_a_13():
+    """A Próxima lição aponta para a lição que o fim da 11 manda rodar (proxima_licao, o que
+    a lição imprime: test_11_inducao), a 12, e diz que ela é opcional; depois, para a 13,
+    que fecha o curso."""
+    script, apostila, falta = proxima_licao("11")
+    assert (script, apostila, falta) == ("lab/12_escala.py", "apostilas/12_escala.md", None)
+    proxima = (RAIZ / "apostilas" / "11_inducao.md").read_text(
+        encoding="utf-8").split("\n## Próxima lição\n", 1)[1]
+    assert script in proxima and f"({apostila.removeprefix('apostilas/')})" in proxima
+    assert "opcional" in proxima.split("(13_tucano.md)")[0]
+    assert proxima.index("(12_escala.md)") < proxima.index("(13_tucano.md)")
+    assert "lab/13_tucano.py" in proxima and "fecha o curso" in proxima
 
 
 # ------------------------------------------------------------ o piso, as faixas e os limiares
