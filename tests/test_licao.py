@@ -298,9 +298,11 @@ def test_licao_gpt2_passa_a_margem(monkeypatch):
 
 
 def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
-    """O fim do curso é da lição de maior número em lab/, rodada inteira: a 11 o dizia
-    enquanto era a última; com a 13 no disco (e a 12 ainda por vir), a 11 manda para a 13 e
-    a 13 fecha o curso, apontando para a seção da apostila dela. Nenhuma lição escreve isso."""
+    """O fim do curso é da lição de maior número em lab/, rodada inteira, e nenhuma lição o
+    escreve. Num mapa de teste: com só a 10 e a 11, a 11 fecha; com a 13 no disco e a 12
+    faltando, a 11 manda para a 13 e avisa que a 12 ainda está sendo escrita; com a 12, a 11
+    manda para ela, a 12 para a 13, e a 13 fecha o curso, apontando para a seção da apostila
+    dela."""
     lab = tmp_path / "lab"
     lab.mkdir()
     monkeypatch.setattr(licao, "PASTA_LAB", lab)
@@ -320,7 +322,27 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     saida = rodar("11")
     assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in saida
     assert "(a lição 12 ainda está sendo escrita)" in saida and "Fim do curso" not in saida
+    (lab / "12_escala.py").write_text("")
+    saida = rodar("11")
+    assert "Próximo passo: lab/12_escala.py (leia apostilas/12_escala.md)." in saida
+    assert "sendo escrita" not in saida and "Fim do curso" not in saida
+    saida = rodar("12")
+    assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in saida
+    assert "sendo escrita" not in saida and "Fim do curso" not in saida
     saida = rodar("13")
     assert "Fim do curso. Da lição 00 à 13" in saida
     assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in saida
     assert "Fim do curso" not in rodar("13", "--so", "1")        # só a lição inteira
+
+
+def test_no_lab_o_mapa_esta_inteiro():
+    """Toda lição do mapa, de 00 à ULTIMA_DO_MAPA, está em lab/ (a 12 inclusive): nenhum
+    próximo passo avisa que a seguinte ainda está sendo escrita, cada um é a lição seguinte
+    com a sua apostila (a 00 não tem), e a última não tem próximo passo: fecha o curso."""
+    licoes = sorted(p.stem for p in licao.PASTA_LAB.glob("[0-9][0-9]_*.py"))
+    assert [n[:2] for n in licoes] == [f"{i:02d}" for i in range(licao.ULTIMA_DO_MAPA + 1)]
+    for atual, seguinte in zip(licoes, licoes[1:]):
+        assert licao.proxima_licao(atual[:2]) == (f"lab/{seguinte}.py",
+                                                  f"apostilas/{seguinte}.md", None)
+        assert (licao.RAIZ / "apostilas" / f"{seguinte}.md").exists()
+    assert licao.proxima_licao(licoes[-1][:2]) == (None, None, None)
