@@ -1,10 +1,10 @@
 """Um treino em vários processos (paralelismo de dados): quem é este processo (o posto e o
 tamanho do mundo, das variáveis que o torchrun põe), o grupo de processos (gloo na CPU, nccl
 na GPU CUDA) com um prazo, quem escreve na tela e nos arquivos (só o posto 0), e lançar N
-processos nesta máquina sem o torchrun (lancar), como o experimento 6 da lição 10 faz.
+processos nesta máquina sem o torchrun (lancar), como o experimento 5 da lição 12 faz.
 
 O conceito (o gradiente de cada processo, a média com o all-reduce, por que ela é o
-gradiente do lote inteiro) mora na lição 10; aqui fica só o encanamento. Nada aqui importa
+gradiente do lote inteiro) mora na lição 12; aqui fica só o encanamento. Nada aqui importa
 o torch na importação: a lição chama so_o_principal_escreve() antes da primeira linha."""
 from __future__ import annotations
 
