@@ -1,4 +1,5 @@
-"""Apostila 06: as respostas dos exercícios e as notas para o professor.
+"""Apostila 06: as contas do texto corrido, as respostas dos exercícios e as notas para o
+professor.
 
 Cada número é refeito por um caminho independente do script (fórmula fechada, o
 GPT2LMHeadModel do transformers no meta device, o tokenizador real do GPT-2); os comandos
@@ -19,6 +20,7 @@ from comum import console
 from comum.carregar_gpt2 import TAMANHOS_GPT2
 from conftest import RAIZ
 from copia_do_aluno import copia_da_licao, rodar_copia
+from licao06 import POR_BLOCO, STATE_DICT_GPT2, TOTAIS, contar
 from comum import importar_licao
 
 L04 = importar_licao("04_multihead")
@@ -49,6 +51,44 @@ def contar_hf(L, d, h, amarrada=True) -> int:
         modelo = GPT2LMHeadModel(GPT2Config(n_layer=L, n_embd=d, n_head=h,
                                             tie_word_embeddings=amarrada))
     return sum(p.numel() for p in modelo.parameters())
+
+
+def test_numeros_da_apostila():
+    """As contas do texto corrido da apostila (seções 2, 3 e 5), refeitas no nosso GPT2 e no
+    GPT2LMHeadModel montados no meta device, conferidas contra fatos.md e contra o texto."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    texto = " ".join(APOSTILA.split())
+    with torch.device("meta"):
+        g, hf = L06.GPT2(), GPT2LMHeadModel(GPT2Config())
+    fmt = console.inteiro
+    wte, wpe, ln_f = contar(g.wte), contar(g.wpe), contar(g.ln_f)
+    bloco, blocos = contar(g.h[0]), sum(contar(b) for b in g.h)
+    assert (wte, wpe, ln_f, blocos) == (38_597_376, 786_432, 1_536, 12 * POR_BLOCO["gpt2"])
+    assert (f"{fmt(wte)} (wte) + {fmt(wpe)} (wpe) + 12 × {fmt(bloco)} = {fmt(blocos)} "
+            f"(blocos) + {fmt(ln_f)} (ln_f) = **{fmt(TOTAIS['gpt2'])}**") in texto
+    assert f"parâmetros ({fmt(wte)} no GPT-2 pequeno, quase um terço do modelo)" in texto
+    b = g.h[0]
+    for nome, modulo, (pesos, vieses) in [
+            ("attn.c_attn", b.attn.c_attn, (1_769_472, 2_304)),
+            ("attn.c_proj", b.attn.c_proj, (589_824, 768)),
+            ("mlp.c_fc", b.mlp.c_fc, (2_359_296, 3_072)),
+            ("mlp.c_proj", b.mlp.c_proj, (2_359_296, 768))]:
+        assert (modulo.weight.numel(), modulo.bias.numel()) == (pesos, vieses)
+        assert f"| `{nome}` |" in texto and f"| {fmt(pesos)} + {fmt(vieses)} |" in texto
+    normas = contar(b.ln_1) + contar(b.ln_2)
+    assert normas == 3_072 and f"(ganho e viés) | {fmt(normas)} |" in texto
+    assert f"| **{fmt(bloco)}** |" in texto
+    dobrado = sum(v.numel() for v in hf.state_dict().values())
+    assert dobrado == STATE_DICT_GPT2 == TOTAIS["gpt2"] + wte   # sem amarrar: + V x d
+    assert f"dá {fmt(dobrado)} para o GPT-2 pequeno" in texto
+    # seção 3 e experimento 5: a memória do gpt2-large, com uma e com duas cópias
+    large = 4 * TOTAIS["gpt2-large"]
+    assert f"duas cópias em fp32 são {console.tamanho(2 * large)}" in texto
+    assert f"o gpt2-large cabe ({console.tamanho(L06.necessidade(large))})" in texto
+    assert f"não caberia ({console.tamanho(L06.necessidade(large, copias=2))})" in texto
+    # o README do openai/gpt-2 (fatos.md): as contagens originais estavam erradas
+    assert "as contagens originais estavam erradas, por um erro" in texto
 
 
 def test_secoes_do_fim_em_ordem_e_respostas_fechadas():

@@ -16,26 +16,18 @@ from comum import carregar_gpt2, console
 from comum import licao as encanamento
 from comum import pesos_gpt2
 from conftest import RAIZ, rodar_script
-from licao06 import LICAO10, ORCAMENTO, perda_em_tokens_aleatorios
+from licao06 import (LICAO10, ORCAMENTO, POR_BLOCO, STATE_DICT_GPT2, TOTAIS, contar,
+                     perda_em_tokens_aleatorios)
 from perturbar import perturbar
 
 licao = encanamento.importar_licao("06_gpt2")
 
-# Números conferidos em fatos.md (seção GPT-2).
-TOTAIS = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168,
-          "gpt2-large": 774_030_080, "gpt2-xl": 1_557_611_200}
-POR_BLOCO = {"gpt2": 7_087_872, "gpt2-medium": 12_596_224,
-             "gpt2-large": 19_677_440, "gpt2-xl": 30_740_800}
+# Números conferidos em fatos.md (seção GPT-2); os totais e os dos blocos, em licao06.
 ARTIGO = {"gpt2": 117, "gpt2-medium": 345, "gpt2-large": 762, "gpt2-xl": 1542}
-STATE_DICT_GPT2 = 163_037_184   # soma do state_dict(): a cabeça amarrada conta duas vezes
 
 
 def nosso_de(hf):
     return licao.nosso_gpt2(hf)
-
-
-def contar(modulo):
-    return sum(p.numel() for p in modulo.parameters())
 
 
 def delta(nosso, hf, ids):
@@ -309,44 +301,6 @@ def test_contagens_dos_quatro_tamanhos():
     assert 0.30 < fatia["gpt2"] < 0.34           # cerca de um terço
     assert 0.04 < fatia["gpt2-xl"] < 0.06        # cerca de 5 %
     assert list(fatia.values()) == sorted(fatia.values(), reverse=True)
-
-
-def test_numeros_da_apostila():
-    """As contas do texto corrido da apostila (seções 2, 3 e 5), refeitas no nosso GPT2 e no
-    GPT2LMHeadModel montados no meta device, conferidas contra fatos.md e contra o texto."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    texto = " ".join((RAIZ / "apostilas" / "06_gpt2.md").read_text(encoding="utf-8").split())
-    with torch.device("meta"):
-        g, hf = licao.GPT2(), GPT2LMHeadModel(GPT2Config())
-    fmt = console.inteiro
-    wte, wpe, ln_f = contar(g.wte), contar(g.wpe), contar(g.ln_f)
-    bloco, blocos = contar(g.h[0]), sum(contar(b) for b in g.h)
-    assert (wte, wpe, ln_f, blocos) == (38_597_376, 786_432, 1_536, 12 * POR_BLOCO["gpt2"])
-    assert (f"{fmt(wte)} (wte) + {fmt(wpe)} (wpe) + 12 × {fmt(bloco)} = {fmt(blocos)} "
-            f"(blocos) + {fmt(ln_f)} (ln_f) = **{fmt(TOTAIS['gpt2'])}**") in texto
-    assert f"parâmetros ({fmt(wte)} no GPT-2 pequeno, quase um terço do modelo)" in texto
-    b = g.h[0]
-    for nome, modulo, (pesos, vieses) in [
-            ("attn.c_attn", b.attn.c_attn, (1_769_472, 2_304)),
-            ("attn.c_proj", b.attn.c_proj, (589_824, 768)),
-            ("mlp.c_fc", b.mlp.c_fc, (2_359_296, 3_072)),
-            ("mlp.c_proj", b.mlp.c_proj, (2_359_296, 768))]:
-        assert (modulo.weight.numel(), modulo.bias.numel()) == (pesos, vieses)
-        assert f"| `{nome}` |" in texto and f"| {fmt(pesos)} + {fmt(vieses)} |" in texto
-    normas = contar(b.ln_1) + contar(b.ln_2)
-    assert normas == 3_072 and f"(ganho e viés) | {fmt(normas)} |" in texto
-    assert f"| **{fmt(bloco)}** |" in texto
-    dobrado = sum(v.numel() for v in hf.state_dict().values())
-    assert dobrado == STATE_DICT_GPT2 == TOTAIS["gpt2"] + wte   # sem amarrar: + V x d
-    assert f"dá {fmt(dobrado)} para o GPT-2 pequeno" in texto
-    # seção 3 e experimento 5: a memória do gpt2-large, com uma e com duas cópias
-    large = 4 * TOTAIS["gpt2-large"]
-    assert f"duas cópias em fp32 são {console.tamanho(2 * large)}" in texto
-    assert f"o gpt2-large cabe ({console.tamanho(licao.necessidade(large))})" in texto
-    assert f"não caberia ({console.tamanho(licao.necessidade(large, copias=2))})" in texto
-    # o README do openai/gpt-2 (fatos.md): as contagens originais estavam erradas
-    assert "as contagens originais estavam erradas, por um erro" in texto
 
 
 def test_numeros_do_artigo_com_o_vocabulario_do_gpt1():
