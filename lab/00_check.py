@@ -110,8 +110,8 @@ def exp_maquina(licao):
     dizer(f"  núcleos       {os.cpu_count()}; o PyTorch usa {n} thread{'s' if n > 1 else ''}")
     from comum.dispositivo import escolher, nome_legivel
 
-    nome, motivo = escolher("auto", torch)     # o que a lição 10 usaria, e por quê
-    dizer(textwrap.fill(f"o treino das lições 10 e 11 usaria: {nome_legivel(nome, torch)} "
+    nome, motivo = escolher("auto", torch)     # o que as lições 10 a 12 usariam, e por quê
+    dizer(textwrap.fill(f"o treino das lições 10 a 12 usaria: {nome_legivel(nome, torch)} "
                         f"(--dispositivo auto), porque {motivo}. As lições 01 a 09 rodam "
                         "sempre na CPU.", width=largura() - 1,
                         initial_indent="  dispositivo   ", subsequent_indent=" " * 16))

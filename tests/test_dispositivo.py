@@ -92,4 +92,4 @@ def test_a_licao_00_diz_o_que_a_10_usaria(maquina, capsys):
         maquina(**tem)
         L00.exp_maquina(types.SimpleNamespace())
         saida = " ".join(capsys.readouterr().out.split())
-        assert f"dispositivo o treino das lições 10 e 11 {esperado}" in saida, saida
+        assert f"dispositivo o treino das lições 10 a 12 {esperado}" in saida, saida
