@@ -211,10 +211,10 @@ def treinar_pilha(pre_ln, semente, passos=PASSOS, camadas=40, d=32, h=4, lr=TAXA
 
 def treinar_juntas(tarefas):
     """treinar_pilha(**kw) para cada kw de `tarefas`, dois treinos ao mesmo tempo
-    (em_paralelo, de comum.processo); os resultados, na ordem das tarefas. Os pesos são sorteados
+    (comum.em_paralelo); os resultados, na ordem das tarefas. Os pesos são sorteados
     aqui, antes, na thread principal (nova_pilha semeia o sorteio): cada thread só
     treina, com seus pesos e seu gerador de lotes, e dá bit a bit o que daria sozinha."""
-    from comum.processo import em_paralelo
+    from comum import em_paralelo
 
     for kw in tarefas:
         kw.setdefault("modelo", nova_pilha(kw["pre_ln"], kw["semente"], kw.get("camadas", 40),

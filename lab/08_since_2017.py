@@ -278,10 +278,9 @@ import sys
 import numpy as np
 import torch.nn.functional as F
 
-from comum import (Adam, ExperimentoPulado, Progresso, cientifico, dizer, figuras,
+from comum import (Adam, ExperimentoPulado, Progresso, cientifico, dizer, em_paralelo, figuras,
                    importar_licao, inteiro, limite, num, pct, tamanho, uma_thread)
 from comum.console import perguntar
-from comum.processo import em_paralelo
 
 L05 = importar_licao("05_block")   # a Pilha e a tarefa do token anterior (experimento 8)
 

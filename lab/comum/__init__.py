@@ -38,6 +38,7 @@ from .licao import Licao, importar_licao
 from .opcoes import inteiro_entre, opcao, real_entre, texto_utf8
 from .otimizador import Adam
 from .pesos_gpt2 import confere, contar
+from .processo import em_paralelo
 from .ritmo import uma_thread
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
     "REGRA_DE_CARACTERES", "TAMANHOS_GPT2",
     "cientifico", "comando", "confere", "conferir", "contar", "cronometrar", "curto",
     "de_caracteres", "opcao_dispositivo", "preparar_treino",
-    "dizer", "em_linhas", "figuras", "importar_licao", "inteiro",
+    "dizer", "em_linhas", "em_paralelo", "figuras", "importar_licao", "inteiro",
     "inteiro_entre", "largura", "legivel", "limite", "num", "opcao", "paginas", "pct",
     "plural", "quebrar", "real_entre", "tamanho", "texto_utf8", "token", "uma_thread",
 ]
