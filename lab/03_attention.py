@@ -15,7 +15,6 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={6}, opcoes=[
     opcao("--cabeca", inteiro_entre(0, exemplo="--cabeca 11"), 11,
           "cabeça do experimento 6; a 1ª é 0", "H"), *paginas.opcoes()])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
-import functools
 import math
 
 import torch
@@ -24,7 +23,6 @@ from torch import nn
 
 
 # ============================================================ a peça
-@functools.lru_cache(maxsize=8)
 def futuro(T, dispositivo, S=None):
     """Máscara causal (T, S): True onde a chave j está no futuro da consulta i.
 
