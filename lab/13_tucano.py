@@ -146,16 +146,21 @@ def novo_cache(modelo):
     return L07.CacheKV(len(modelo.blocos), modelo.blocos[0].attn.kv)
 
 
-def gerar(modelo, ids, novos, **amostragem):
+def gerar(modelo, ids, novos, frase=None, **amostragem):
     """O laço da lição 07 com o nosso cache: a frase inteira uma vez, depois um token por
-    passo. amostragem: temperatura, top_k, top_p, geradores (o escolher da 07)."""
-    cache = novo_cache(modelo)
-    entrada = ids
+    passo. frase: (cache, logits) de um passo() com a frase já feito, para não passá-la de
+    novo. amostragem: temperatura, top_k, top_p, geradores (o escolher da 07)."""
+    cache, logits = novo_cache(modelo), None
+    if frase is not None:      # as mesmas chaves e valores (vistas): o cache de fora não cresce
+        cache, logits = frase[0].primeiros(frase[0].tamanho), frase[1]
     with torch.no_grad():
-        for _ in range(novos):
-            proximo = L07.escolher(passo(modelo, entrada, cache), **amostragem)  # (B, 1)
+        if logits is None:
+            logits = passo(modelo, ids, cache)                      # (B, V)
+        for i in range(novos):
+            proximo = L07.escolher(logits, **amostragem)            # (B, 1)
             ids = torch.cat([ids, proximo], dim=1)                  # (B, T + 1)
-            entrada = proximo
+            if i + 1 < novos:
+                logits = passo(modelo, proximo, cache)              # só o token novo
     return ids
 
 
@@ -180,6 +185,7 @@ from comum import (ExperimentoPulado, ModeloIndisponivel, carregar_llama, confer
                    em_linhas, inteiro, legivel, limite, num, pct, quebrar, tamanho, token)
 from comum.carregar_gpt2 import carregar_tokenizador
 from comum.pesos_gpt2 import BASE, FOLGA
+from comum.processo import em_paralelo
 from comum.ritmo import uma_thread
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
@@ -198,18 +204,31 @@ SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça
 
 def modelos(licao):
     """(nosso Llama, LlamaForCausalLM, tokenizador), carregados uma vez por execução."""
-    if not hasattr(licao, "_llama"):
+    def carregar():
         try:
             hf, tok = carregar_llama.carregar_llama(licao.args.modelo, margem=FOLGA, base=BASE)
-            inicio = time.perf_counter()
-            licao._llama = nosso_llama(hf), hf, tok
-            dizer(f"(o nosso Llama montado sobre os pesos do transformers, sem cópia: "
-                  f"{num(time.perf_counter() - inicio, 2)} s)")
         except ModeloIndisponivel as erro:
-            licao._llama = str(erro)
-    if isinstance(licao._llama, str):
-        raise ExperimentoPulado(licao._llama)
-    return licao._llama
+            raise ExperimentoPulado(str(erro)) from None
+        inicio = time.perf_counter()
+        nosso = nosso_llama(hf)
+        dizer(f"(o nosso Llama montado sobre os pesos do transformers, sem cópia: "
+              f"{num(time.perf_counter() - inicio, 2)} s)")
+        return nosso, hf, tok
+
+    return licao.uma_vez("llama", carregar)
+
+
+def passada(licao, nosso, ids):
+    """A frase inteira pelo nosso Llama, sem cache: (logits (1, T, V), o fluxo residual
+    [embedding, bloco 1, ..., bloco L], cada um (1, T, C)). Os experimentos 2, 4 e 5 leem
+    a mesma passada (feita uma vez por execução)."""
+    def passar():
+        residuos = []
+        with torch.no_grad():
+            logits = nosso(ids, residuos)                             # (1, T, V)
+            return logits, [nosso.embed(ids)] + residuos              # L + 1 x (1, T, C)
+
+    return licao.uma_vez(("passada", licao.args.texto), passar)
 
 
 def frase(licao, tok, maximo, reserva=0):
@@ -345,9 +364,9 @@ def exp_pesos(licao):
     dizer(f"Pesos do transformers que ficaram de fora: {len(sobram)}."
           + ("\n(A saída amarrada é o próprio embedding: nenhum lm_head a mais.)"
              if amarrada else ""))
+    enderecos = {q.untyped_storage().data_ptr() for q in hf.parameters()}
     novos = sum(p.untyped_storage().nbytes() for p in nosso.parameters()
-                if p.untyped_storage().data_ptr() not in
-                {q.untyped_storage().data_ptr() for q in hf.parameters()})
+                if p.untyped_storage().data_ptr() not in enderecos)
     licao.verificar(novos == 0, "o nosso Llama não aloca pesos próprios")
     pesos = sum(p.numel() * p.element_size() for p in hf.parameters())
     dizer(f"Memória nova dos nossos pesos: {inteiro(novos)} bytes (os do transformers: "
@@ -355,7 +374,7 @@ def exp_pesos(licao):
     texto, ids = frase(licao, tok, hf.config.max_position_embeddings)
     with torch.no_grad():
         deles = hf(ids).logits                                  # (1, T, V)
-        nossos = nosso(ids)                                     # (1, T, V)
+    nossos, _ = passada(licao, nosso, ids)                      # (1, T, V)
     delta, escala = float((nossos - deles).abs().max()), float(deles.abs().max())
     ok = licao.verificar(confere(delta, escala), "logits = os do LlamaForCausalLM")
     com_bos = tok.bos_token_id is not None and int(ids[0, 0]) == tok.bos_token_id
@@ -449,12 +468,14 @@ def geracao(licao, nosso, hf, tok):
     T = ids.shape[1]
     a = nosso.blocos[0].attn
     cache = novo_cache(nosso)
+    inicio = time.perf_counter()
     with torch.no_grad():
         logits = passo(nosso, ids, cache)                             # (1, V)
+        t_frase = time.perf_counter() - inicio
         x = nosso.blocos[0].ln_1(nosso.embed(ids))                    # (1, T, C)
         k_crua = a.wk(x).view(1, T, a.kv, a.dh).transpose(1, 2)       # (1, kv, T, dh)
         k_girada = L08.aplicar_rope(k_crua, *nosso.rotacao(0, T))
-        inteiro_sem_cache = nosso(ids)[:, -1]                         # (1, V)
+    inteiro_sem_cache = passada(licao, nosso, ids)[0][:, -1]          # (1, V)
     dizer(quebrar(f"A frase \"{texto}\" ({T} tokens) passa uma vez; o cache guarda, "
                   "por camada:"))
     dizer(f"  K e V de forma {tuple(cache.k[0].shape)} = (B, cabeças de K/V, tokens, d_h):\n"
@@ -473,18 +494,32 @@ def geracao(licao, nosso, hf, tok):
           f"{limite(delta, 1e-4 * max(1.0, float(inteiro_sem_cache.abs().max())))}"
           f"{'' if ok else ' (NÃO confere)'}.\n")
     licao.pausa(f"{n} tokens gulosos, nós contra o generate()")
-    inicio = time.perf_counter()
-    nossos = gerar(nosso, ids, n)[0, T:]
-    t_nosso = time.perf_counter() - inicio
     from transformers import GenerationConfig
 
     regra = GenerationConfig(max_new_tokens=n, do_sample=False, eos_token_id=[],
                              pad_token_id=0)              # [] = não para no </s>, como o nosso
-    inicio = time.perf_counter()
-    with torch.no_grad():
-        deles = hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=regra)
-    t_deles = time.perf_counter() - inicio
-    deles = deles[0, T:]
+    gerador = torch.Generator().manual_seed(licao.args.semente)
+
+    def nossa_gulosa():        # a partir da frase já no cache (o tempo dela entra na conta)
+        inicio = time.perf_counter()
+        ids_ = gerar(nosso, ids, n, frase=(cache, logits))
+        return ids_[0, T:], t_frase + time.perf_counter() - inicio
+
+    def a_do_generate():
+        inicio = time.perf_counter()
+        with torch.no_grad():
+            ids_ = hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=regra)
+        return ids_[0, T:], time.perf_counter() - inicio
+
+    def sorteada():
+        return gerar(nosso, ids, min(n, SORTEADOS), frase=(cache, logits), geradores=[gerador],
+                     **SORTEIO)[0, T:]
+
+    # as três gerações ao mesmo tempo, cada uma com uma thread de conta (um passo de um token
+    # é pequeno demais para repartir): o sistema divide os núcleos entre elas, e os dois
+    # tempos impressos, medidos lado a lado, continuam comparáveis
+    (nossos, t_nosso), (deles, t_deles), sorteados = em_paralelo(
+        [nossa_gulosa, a_do_generate, sorteada], threads=3)
     iguais = int((nossos[:len(deles)] == deles[:len(nossos)]).sum())
     ok = licao.verificar(len(deles) == n and torch.equal(nossos, deles),
                          "gulosa com o nosso cache = generate()")
@@ -493,8 +528,6 @@ def geracao(licao, nosso, hf, tok):
           f"ordem: {'os mesmos tokens' if ok else 'NÃO são os mesmos'}.")
     dizer("Os tokens gerados:")
     dizer(em_linhas([peca(tok, i) for i in nossos]))
-    gerador = torch.Generator().manual_seed(licao.args.semente)
-    sorteados = gerar(nosso, ids, min(n, SORTEADOS), geradores=[gerador], **SORTEIO)[0, T:]
     dizer(f"\nSorteado como na lição 07 (temperatura {num(SORTEIO['temperatura'], 1)}, "
           f"top-k {SORTEIO['top_k']}, top-p {num(SORTEIO['top_p'], 1)}, semente "
           f"{licao.args.semente}):")
@@ -521,11 +554,9 @@ def geracao(licao, nosso, hf, tok):
 def exp_dentro(licao):
     nosso, hf, tok = modelos(licao)
     texto, ids = frase(licao, tok, hf.config.max_position_embeddings)
-    residuos = []
+    logits, estados = passada(licao, nosso, ids)                      # L + 1 x (1, T, C)
+    final = logits[0, -1]                                             # (V,)
     with torch.no_grad():
-        x0 = nosso.embed(ids)                                         # (1, T, C)
-        final = nosso(ids, residuos)[0, -1]                           # (V,)
-        estados = [x0] + residuos                                     # L + 1 x (1, T, C)
         normas = [s[0].norm(dim=-1) for s in estados]                 # L + 1 x (T,)
         lente = [nosso.cabeca(nosso.norm(s[0, -1])).softmax(-1) for s in estados]  # (V,)
     alvo = int(final.argmax())
@@ -564,28 +595,24 @@ def exp_dentro(licao):
 # ============================================================ experimento 6
 @torch.no_grad()
 def pesos_de_atencao(modelo, ids):
-    """(pesos de atenção de todas as cabeças (L, B, h, T, T), logits (B, T, V)) numa passada.
-    Cada bloco entrega a entrada da sua atenção (com a RMSNorm e a rotação) a um gancho
-    que refaz Q e K."""
+    """(pesos de atenção de todas as cabeças (L, B, h, T, T), logits (B, T, V)) numa passada:
+    o forward do Llama, bloco a bloco, refazendo Q e K da entrada de cada atenção (a RMSNorm
+    do bloco e a rotação)."""
+    x = modelo.embed(ids)                                             # (B, T, C)
+    B, T, _ = x.shape
+    rot = modelo.rotacao(0, T)                                        # 2 x (T, dh)
+    futuro = torch.ones(T, T, dtype=torch.bool).triu(1)               # (T, T)
     pesos = []
-
-    def anotar(attn, args):
-        x, rot = args[0], args[1]
-        B, T, C = x.shape                                             # (B, T, C)
-        q = L08.aplicar_rope(attn.wq(x).view(B, T, attn.h, attn.dh).transpose(1, 2), *rot)
-        k = L08.aplicar_rope(attn.wk(x).view(B, T, attn.kv, attn.dh).transpose(1, 2), *rot)
+    for bloco in modelo.blocos:
+        attn, entrada = bloco.attn, bloco.ln_1(x)                     # (B, T, C)
+        q = attn.wq(entrada).view(B, T, attn.h, attn.dh).transpose(1, 2)    # (B, h, T, dh)
+        k = attn.wk(entrada).view(B, T, attn.kv, attn.dh).transpose(1, 2)   # (B, kv, T, dh)
+        q, k = L08.aplicar_rope(q, *rot), L08.aplicar_rope(k, *rot)
         k = k.repeat_interleave(attn.h // attn.kv, dim=1)             # (B, h, T, dh)
         notas = q @ k.transpose(-2, -1) / math.sqrt(attn.dh)          # (B, h, T, T)
-        futuro = torch.ones(T, T, dtype=torch.bool).triu(1)           # (T, T)
         pesos.append(notas.masked_fill(futuro, float("-inf")).softmax(-1))
-
-    ganchos = [b.attn.register_forward_pre_hook(anotar) for b in modelo.blocos]
-    try:
-        logits = modelo(ids)                                          # (B, T, V)
-    finally:
-        for g in ganchos:
-            g.remove()
-    return torch.stack(pesos), logits                                 # (L, B, h, T, T)
+        x = bloco(x, rot)                                             # (B, T, C)
+    return torch.stack(pesos), modelo.cabeca(modelo.norm(x))          # (L, B, h, T, T), (B, T, V)
 
 
 def tokens_comuns(tok, V):
@@ -611,12 +638,19 @@ def busca_de_cabecas(nosso, tok, semente):
                   f"{periodos[0]} a {periodos[1]} tokens sorteados entre os "
                   f"{inteiro(len(comuns))} tokens comuns do vocabulário, repetido até o fim. "
                   "Pedaços de palavras ao acaso: nenhum texto que o modelo tenha lido.\n"))
-    notas, anteriores, cada = 0, 0, []   # uma sequência por vez: os logits de todas juntas,
-    for x, q in zip(ids.split(1), p.split(1)):           # com V = 32.000, passam de 90 MB
+
+    def sequencia(x):          # (1, T): os pesos de atenção e a perda em cada posição
         pesos, logits = pesos_de_atencao(nosso, x)           # (L, 1, h, T, T), (1, T, V)
+        return pesos, F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none")  # (T - 1,)
+
+    # uma sequência por vez (os logits de todas juntas, com V = 32.000, passam de 90 MB), duas
+    # ao mesmo tempo, uma thread de conta cada; as somas, na ordem das sequências
+    feitas = em_paralelo([lambda x=x: sequencia(x) for x in ids.split(1)])
+    notas, anteriores, cada = 0, 0, []
+    for (pesos, perda), q in zip(feitas, p.split(1)):
         notas = notas + L11.notas_de_inducao(pesos, q) * float(T - q) / float((T - p).sum())
         anteriores = anteriores + L11.notas_de_token_anterior(pesos) / n      # (L, h)
-        cada.append(F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none"))  # (T - 1,)
+        cada.append(perda)                                                    # (T - 1,)
     aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, torch.stack(cada))  # (n, T-1)
     L, h = notas.shape
     for titulo, tabela in (("indução", notas), ("token anterior", anteriores)):
