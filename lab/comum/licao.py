@@ -240,11 +240,11 @@ class Licao:
         if chave not in self._feito:
             try:
                 self._feito[chave] = funcao()
-            except ExperimentoPulado as motivo:
-                self._feito[chave] = motivo.with_traceback(None)
+            except ExperimentoPulado as motivo:   # só o motivo: nada dos quadros de então
+                self._feito[chave] = ExperimentoPulado(*motivo.args)
         feito = self._feito[chave]
         if isinstance(feito, ExperimentoPulado):
-            raise feito
+            raise ExperimentoPulado(*feito.args)
         return feito
 
     def ja_feito(self, chave) -> bool:
