@@ -293,8 +293,8 @@ def treino_padrao(licao, ao_medir=None, barra=None):
 
 
 # Os dois treinos do experimento 4 não dependem do 2: quando os dois estão na mesma execução
-# (numa CPU de 2 núcleos ou mais), eles começam junto com o 2, numa thread ao lado, e o 4
-# só mostra o resultado. A conta é a mesma (uma thread de conta, os pesos sorteados antes).
+# (numa CPU de 2 núcleos ou mais), eles começam junto com o 2, numa thread ao lado (adiantar),
+# e o 4 só mostra o resultado. A conta é a mesma (uma thread de conta, os pesos sorteados antes).
 def configuracoes_de_controle(args):
     """(c1, fixo): 1 bloco na mesma tarefa, e 1 bloco na armadilha do período fixo."""
     c1 = {**configuracao(args), "camadas": 1}
