@@ -1,8 +1,14 @@
 """comum/distribuido.py: a fatia do lote de cada processo, lancar() de N processos nesta máquina
 (o que o posto 0 devolve volta; um processo que morre faz os outros pararem, com uma mensagem
-em português, sem esperar o prazo) e um erro de comunicação virando ProcessoCaiu."""
+em português, sem esperar o prazo; o Ctrl+C de um terminal encerra todos, sem traceback) e um
+erro de comunicação virando ProcessoCaiu. E por que lancar() e não torch.multiprocessing.spawn:
+o Ctrl+C durante o início de um filho do spawn põe um traceback na tela."""
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -59,6 +65,15 @@ def morrer(entrada):
     t = torch.ones(1)
     dist.all_reduce(t)                                 # o posto 0 espera pelo 1, que morreu
     return float(t)
+
+
+def girar(pasta):
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    if distribuido.posto() == 0:                       # os dois entraram no grupo
+        open(os.path.join(pasta, "pronto"), "w").close()
+    while True:
+        dist.all_reduce(t)
 '''
 
 
@@ -76,3 +91,78 @@ def test_um_processo_que_morre_para_os_outros(tmp_path):
     assert "o processo 1 de 2 parou (código de saída 3)" in texto
     assert "o processo 1 cai aqui" in texto and "os outros foram encerrados" in texto
     assert not distribuido._FILHOS                     # nenhum ficou rodando
+
+
+so_posix = pytest.mark.skipif(not hasattr(os, "killpg"), reason="o Ctrl+C de um terminal "
+                              "(o SIGINT ao grupo de processos) é do Linux e do macOS")
+
+
+@so_posix
+def test_ctrl_c_encerra_todos_os_processos_sem_traceback(tmp_path):
+    """O Ctrl+C de um terminal (o SIGINT vai ao grupo de processos inteiro: o pai e os 2
+    filhos) no meio de um treino de lancar(): a linha 'Interrompido', a saída 130, nenhum
+    traceback (os filhos escrevem o deles no arquivo de erro, que ninguém lê) e nenhum
+    processo rodando depois."""
+    from conftest import RAIZ
+
+    (tmp_path / "trabalho.py").write_text(TRABALHO, encoding="utf-8")
+    codigo = (f"import sys; sys.path.insert(0, {str(RAIZ / 'lab')!r}); "
+              "from comum import distribuido; from comum.processo import instalar_ctrl_c; "
+              f"instalar_ctrl_c(); distribuido.lancar(2, {str(tmp_path / 'trabalho.py')!r}, "
+              f"'girar', {str(tmp_path)!r}, prazo=120)")
+    proc = subprocess.Popen([sys.executable, "-c", codigo], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        fim = time.monotonic() + 120
+        while not (tmp_path / "pronto").exists():
+            assert proc.poll() is None and time.monotonic() < fim, proc.communicate()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)                  # o Ctrl+C do terminal
+        saida, erros = (b.decode("utf-8", "replace") for b in proc.communicate(timeout=60))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, saida + erros
+    assert saida.count("Interrompido (Ctrl+C).") == 1
+    assert "Traceback" not in saida + erros, erros
+    with pytest.raises(ProcessLookupError):                 # nenhum filho ficou no grupo
+        os.killpg(proc.pid, 0)
+
+
+COM_SPAWN = '''
+import time
+if __name__ == "__mp_main__":      # o filho do spawn roda o script de novo, com este nome
+    print("o filho roda o script de novo", flush=True)
+    time.sleep(60)                 # uma lição: o import do torch e da lição 10
+
+
+def alvo(k):
+    pass
+
+
+if __name__ == "__main__":
+    import torch.multiprocessing as mp
+    mp.spawn(alvo, nprocs=1)
+'''
+
+
+@so_posix
+def test_o_spawn_do_torch_nao_cumpre_o_ctrl_c(tmp_path):
+    """Por que lancar() e não torch.multiprocessing.spawn (o comentário em distribuido.py):
+    o filho do spawn roda de novo o script principal, como __mp_main__, antes de qualquer
+    código nosso e com o stderr do terminal; um Ctrl+C nesse trecho põe na tela o traceback
+    do KeyboardInterrupt do filho. Se um dia este teste falhar, o spawn merece outra
+    tentativa."""
+    (tmp_path / "com_spawn.py").write_text(COM_SPAWN, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "com_spawn.py")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert proc.stdout.readline() == b"o filho roda o script de novo\n"
+        os.killpg(proc.pid, signal.SIGINT)                  # o Ctrl+C do terminal
+        _, erros = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    erros = erros.decode("utf-8", "replace")
+    assert "in spawn_main" in erros and "KeyboardInterrupt" in erros, erros  # o do filho

@@ -22,8 +22,8 @@ from .caminhos import PASTA_LAB
 from .processo import ao_interromper, ao_sinal
 
 __all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
-           "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar", "ProcessoCaiu",
-           "PRAZO", "queda"]
+           "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar",
+           "ProcessoCaiu", "PRAZO", "queda"]
 
 PRAZO = 120  # segundos: um coletivo (all-reduce) que espera mais que isto é um erro, não uma
 #              espera sem fim (um processo travou); um processo que morre é visto na hora
@@ -69,8 +69,9 @@ def so_o_principal_escreve() -> None:
 def iniciar(dispositivo: str = "cpu", prazo: float = PRAZO):
     """Entra no grupo de processos (MASTER_ADDR, MASTER_PORT, RANK e WORLD_SIZE, postas pelo
     torchrun ou por lancar): gloo na CPU, nccl na GPU CUDA (uma GPU por processo, a do
-    LOCAL_RANK; gloo onde não há nccl, como no Windows). Um SIGTERM (o torchrun encerrando os outros quando um cai) vira uma linha
-    em português e a saída 1. Devolve o torch.device deste processo."""
+    LOCAL_RANK; gloo onde não há nccl, como no Windows). Um SIGTERM (o torchrun encerrando
+    os outros quando um cai) vira uma linha em português e a saída 1. Devolve o torch.device
+    deste processo."""
     import datetime
 
     import torch
@@ -197,6 +198,16 @@ def queda(erro: BaseException) -> BaseException:
 
 
 # ---------------------------------------------------------------- N processos aqui
+# Por que não torch.multiprocessing.spawn (o do apêndice A do LLMs-from-scratch): ele não
+# cumpre a regra do Ctrl+C. O filho do spawn roda de novo o script principal (como
+# __mp_main__: o import do torch e da lição 10, uns 2 s) antes de qualquer código nosso e
+# com o stderr do terminal; um Ctrl+C nesse trecho põe na tela o traceback do
+# KeyboardInterrupt do filho (visto; tests/test_distribuido.py o mostra). Ignorar o SIGINT
+# ao criar os filhos resolve no Linux, mas no Windows o SIG_IGN do Python não passa a um
+# processo novo (lá, só o SetConsoleCtrlHandler, que o CI não testa). Sem cola, o spawn
+# também não tem prazo (join=True espera um filho travado para sempre) e um filho que cai
+# vira um ProcessExitedException em inglês; com a cola que o faz cumprir as regras no
+# Linux, ele deu perto de 80 linhas contra as 109 daqui, no mesmo tempo.
 _FILHOS: list = []  # os processos lançados por lancar() que ainda rodam (o Ctrl+C os encerra)
 
 
