@@ -146,13 +146,13 @@ def novo_cache(modelo):
     return L07.CacheKV(len(modelo.blocos), modelo.blocos[0].attn.kv)
 
 
-def gerar(modelo, ids, novos, frase=None, **amostragem):
+def gerar(modelo, ids, novos, prefixo=None, **amostragem):
     """O laço da lição 07 com o nosso cache: a frase inteira uma vez, depois um token por
-    passo. frase: (cache, logits) de um passo() com a frase já feito, para não passá-la de
-    novo. amostragem: temperatura, top_k, top_p, geradores (o escolher da 07)."""
+    passo. prefixo: (cache, logits) de um passo() que já passou a frase, para não passá-la
+    de novo. amostragem: temperatura, top_k, top_p, geradores (o escolher da 07)."""
     cache, logits = novo_cache(modelo), None
-    if frase is not None:      # as mesmas chaves e valores (vistas): o cache de fora não cresce
-        cache, logits = frase[0].primeiros(frase[0].tamanho), frase[1]
+    if prefixo is not None:    # as mesmas chaves e valores (vistas): o cache de fora não cresce
+        cache, logits = prefixo[0].primeiros(prefixo[0].tamanho), prefixo[1]
     with torch.no_grad():
         if logits is None:
             logits = passo(modelo, ids, cache)                      # (B, V)
@@ -502,7 +502,7 @@ def geracao(licao, nosso, hf, tok):
 
     def nossa_gulosa():        # a partir da frase já no cache (o tempo dela entra na conta)
         inicio = time.perf_counter()
-        ids_ = gerar(nosso, ids, n, frase=(cache, logits))
+        ids_ = gerar(nosso, ids, n, prefixo=(cache, logits))
         return ids_[0, T:], t_frase + time.perf_counter() - inicio
 
     def a_do_generate():
@@ -512,8 +512,8 @@ def geracao(licao, nosso, hf, tok):
         return ids_[0, T:], time.perf_counter() - inicio
 
     def sorteada():
-        return gerar(nosso, ids, min(n, SORTEADOS), frase=(cache, logits), geradores=[gerador],
-                     **SORTEIO)[0, T:]
+        return gerar(nosso, ids, min(n, SORTEADOS), prefixo=(cache, logits),
+                     geradores=[gerador], **SORTEIO)[0, T:]
 
     # as três gerações ao mesmo tempo, cada uma com uma thread de conta (um passo de um token
     # é pequeno demais para repartir): o sistema divide os núcleos entre elas, e os dois

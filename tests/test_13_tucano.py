@@ -159,6 +159,47 @@ def test_o_cache_guarda_k_girada_e_so_as_cabecas_de_kv(variante):
     assert cache.bytes() == L13.bytes_do_cache_por_token(len(nosso.blocos), kv, dh) * (T + 1)
 
 
+def test_gerar_a_partir_da_frase_ja_no_cache(variante):
+    """gerar(..., prefixo=(cache, logits)) de um passo() com a frase dá os mesmos tokens
+    que passar a frase de novo (gulosa e sorteada), e o cache de fora fica só com a frase."""
+    _, pasta = variante
+    hf, tok = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    ids = tok("A floresta da Amazônia é conhecida por sua", return_tensors="pt")["input_ids"]
+    cache = L13.novo_cache(nosso)
+    with torch.no_grad():
+        logits = L13.passo(nosso, ids, cache)
+    chaves = [k.clone() for k in cache.k]
+    for regras in ({}, dict(temperatura=1.0, top_k=50, top_p=0.95)):
+        def sortear(**prefixo):
+            geradores = [torch.Generator().manual_seed(3)] if regras else None
+            return L13.gerar(nosso, ids, 33, geradores=geradores, **regras, **prefixo)
+        assert torch.equal(sortear(prefixo=(cache, logits)), sortear())
+        assert sortear().shape == (1, ids.shape[1] + 33)
+    assert [k.shape[2] for k in cache.k] == [ids.shape[1]] * len(nosso.blocos)
+    assert all(torch.equal(a, b) for a, b in zip(cache.k, chaves))
+
+
+@pytest.mark.cpus  # as contas do torch: em toda variante de CPU
+def test_pesos_de_atencao_iguais_aos_do_transformers(variante):
+    """O forward bloco a bloco do experimento 6: os pesos de atenção de cada cabeça são os
+    do LlamaForCausalLM com a atenção à mão (eager, output_attentions) e os logits, os dele."""
+    _, pasta = variante
+    hf, tok = carregar(pasta)
+    nosso = L13.nosso_llama(hf)
+    ids = tok(["O gato subiu no telhado e a floresta da Amazônia"],
+              return_tensors="pt")["input_ids"]
+    pesos, logits = L13.pesos_de_atencao(nosso, ids)               # (L, 1, h, T, T), (1, T, V)
+    hf.set_attn_implementation("eager")
+    with torch.no_grad():
+        deles = hf(ids, output_attentions=True)
+    L, h = hf.config.num_hidden_layers, hf.config.num_attention_heads
+    assert pesos.shape == (L, 1, h, ids.shape[1], ids.shape[1])
+    assert torch.allclose(pesos, torch.stack(deles.attentions), atol=1e-5)
+    assert (logits - deles.logits).abs().max() <= 1e-4 * max(1.0, float(deles.logits.abs().max()))
+    assert float(pesos[:, 0, :, 3, 4:].abs().max()) == 0      # causal: nada do futuro
+
+
 def test_sorteio_com_semente_repete(llama_tucano):
     """As regras de sorteio da 07 sobre o nosso cache: a mesma semente, o mesmo texto; outra
     semente, outro."""
