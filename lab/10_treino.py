@@ -2,7 +2,6 @@
 1. Os dados: as apostilas, caractere por caractere
 2. O modelo: o GPT2 da lição 06, pequeno
 3. O laço de treino: a perda cai e as amostras viram palavras"""
-import functools
 import math
 from pathlib import Path
 
@@ -210,9 +209,9 @@ def texto_de_treino():
         raise ExperimentoPulado(f"não achei {arquivo}, os dados do treino{refazer}.") from None
 
 
-@functools.lru_cache(maxsize=1)
 def dados():
-    """(texto, [arquivo], tokenizador, treino, validação): lidos uma vez por execução."""
+    """(texto, [arquivo], tokenizador, treino, validação). Os experimentos leem uma vez por
+    execução (licao.uma_vez("dados", dados))."""
     texto, arquivo = texto_de_treino()
     arquivos = [arquivo]
     if len(texto) < 10_000:
@@ -273,7 +272,7 @@ def entropia_ngrama(treino, validacao, n, V, alfa=0.1):
 # ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_dados(licao):
-    texto, arquivos, tok, treino, validacao = dados()
+    texto, arquivos, tok, treino, validacao = licao.uma_vez("dados", dados)
     fora = sum(1 for c in texto if c not in tok.ids)
     if arquivos[0] == CORPUS_DO_CURSO:
         dizer(f"Os dados são o próprio curso: a prosa das apostilas 01 a 09 (sem código,\n"
@@ -308,7 +307,7 @@ def exp_modelo(licao):
     L06 = importar_licao("06_gpt2")
     config = configuracao(licao.args)
     L, d, h, T = config["camadas"], config["largura"], config["cabecas"], config["contexto"]
-    _, _, tok, _, validacao = dados()
+    _, _, tok, _, validacao = licao.uma_vez("dados", dados)
     V = len(tok)
     modelo = novo_modelo(config, licao.args.semente)
     N = contar(modelo)
@@ -346,7 +345,7 @@ def comando_amostrar(arquivo, *outros):
 def exp_treino(licao):
     args = licao.args
     config = configuracao(args)
-    _, _, tok, treino, validacao = dados()
+    _, _, tok, treino, validacao = licao.uma_vez("dados", dados)
     B, T, passos = args.lote, config["contexto"], args.passos
     modelo = novo_modelo(config, args.semente).to(getattr(args, "dispositivo", "cpu"))
     otimizador = adamw(modelo, args.taxa)

@@ -83,7 +83,7 @@ def configuracao(args):
 @LICAO.experimento(1)
 def exp_custo(licao):
     config = configuracao(licao.args)
-    _, _, tok, _, validacao = L10.dados()
+    _, _, tok, _, validacao = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, licao.args.semente)
     x, y = L10.lote(validacao, licao.args.lote, config["contexto"],
                     torch.Generator().manual_seed(0))                   # (B, T), (B, T)
@@ -171,7 +171,7 @@ def exp_cpu(licao):
     config = configuracao(args)
     L, d, h = config["camadas"], config["largura"], config["cabecas"]
     T, B = config["contexto"], args.lote
-    _, _, tok, treino, _ = L10.dados()
+    _, _, tok, treino, _ = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, args.semente)
     otimizador = L10.adamw(modelo, 1e-4)
     gerador = torch.Generator().manual_seed(args.semente)
@@ -279,11 +279,10 @@ def tendencia(melhor):
     return "encolhe" if melhor[-1] < melhor[0] else "parado"
 
 
-def treinar_na_escala(m, semente, barra):
+def treinar_na_escala(m, semente, barra, treino, validacao):
     """Treina um modelo da fronteira até o maior orçamento, com a mesma taxa constante
     depois do aquecimento para todos (nenhum ponto é favorecido por estar no fim de um
     cosseno); devolve a perda de validação em cada orçamento."""
-    _, _, _, treino, validacao = L10.dados()
     B, T = ESCALA["lote"], ESCALA["contexto"]
     marcos = [max(1, round(C / m["flops"])) for C in orcamentos()]
     fixos = L10.lotes_fixos(validacao, B, T, semente + 99)             # os mesmos para todos
@@ -299,14 +298,13 @@ def treinar_na_escala(m, semente, barra):
     return perdas
 
 
-def segundos_por_passo(m, semente):
+def segundos_por_passo(m, semente, treino):
     """O tempo de um passo de treino de uma cópia do modelo (a mediana de 3, medidos agora:
     o menor seria o caso otimista numa máquina ocupada)."""
     import copy
 
     copia = copy.deepcopy(m["modelo"])
     otimizador = L10.adamw(copia, 1e-4)
-    _, _, _, treino, _ = L10.dados()
     x, y = L10.lote(treino, ESCALA["lote"], ESCALA["contexto"],
                 torch.Generator().manual_seed(semente))
     medir_passo(copia, otimizador, x, y)                          # o primeiro aquece
@@ -318,6 +316,7 @@ def exp_fronteira(licao):
     args = licao.args
     B, T = ESCALA["lote"], ESCALA["contexto"]
     modelos, Cs = modelos_da_escala(args.semente), orcamentos()
+    _, _, _, treino, validacao = licao.uma_vez("dados", L10.dados)
     dizer(f"{len(modelos)} modelos de {ESCALA['camadas']} blocos (cabeças de 16 números), lote "
           f"{B} x {T}, taxa {cientifico(ESCALA['taxa'], 0)}\nconstante depois do "
           f"aquecimento. Cada um treina até {cientifico(Cs[-1], 1)} FLOPs e é medido na\n"
@@ -328,7 +327,7 @@ def exp_fronteira(licao):
         dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
               f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
     dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
-    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente)
+    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente, treino)
                 for m in modelos)
     dizer(f"Treinar os {len(modelos)} leva {duracao(total)} nesta máquina\n"
           "(a mediana de 3 passos de cada, medidos agora).")
@@ -339,7 +338,7 @@ def exp_fronteira(licao):
     perdas = {}
     with Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
         for m in modelos:
-            perdas[m["N"]] = treinar_na_escala(m, args.semente, barra)
+            perdas[m["N"]] = treinar_na_escala(m, args.semente, barra, treino, validacao)
     melhor = melhores(perdas)
     licao.pausa("a perda de cada modelo em cada orçamento")
     tabela_da_fronteira(modelos, perdas, Cs, melhor)
@@ -423,7 +422,7 @@ def exp_dividir(licao):
     args = licao.args
     config = configuracao(args)
     B, T = lote_divisivel(args.lote), config["contexto"]
-    _, _, _, treino, _ = L10.dados()
+    _, _, _, treino, _ = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, args.semente)
     x, y = L10.lote(treino, B, T, torch.Generator().manual_seed(args.semente))   # (B, T), (B, T)
     a_media_e_o_lote_inteiro(licao, modelo, x, y, PROCESSOS)
@@ -574,7 +573,7 @@ def treino_no_torchrun(licao):
     args = licao.args
     config, n = configuracao(args), distribuido.mundo()
     B, T, passos = args.lote, config["contexto"], args.passos
-    _, _, _, treino, validacao = L10.dados()
+    _, _, _, treino, validacao = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, args.semente).to(args.aparelho)
     otimizador = L10.adamw(modelo, args.taxa)
     fixos = L10.lotes_fixos(validacao, B, T, args.semente + 2)   # os da validação da 10

@@ -86,23 +86,17 @@ def test_os_dados_de_um_texto_do_aluno(tmp_path, monkeypatch, capsys):
     livro = tmp_path / "meu_livro.txt"
     livro.write_text("Era uma vez um texto em português. " * 400, encoding="utf-8")
     monkeypatch.setattr(L10, "DADOS", livro)
-    L10.dados.cache_clear()
-    try:
-        licao = types.SimpleNamespace(verificar=lambda ok, _: ok)
-        L10.exp_dados(licao)
-        saida = " ".join(capsys.readouterr().out.split())
-        assert saida.startswith("Os dados: ") and "meu_livro.txt, 14.000 caracteres." in saida
-        assert "apostilas" not in saida
-        livro.write_text("curto", encoding="utf-8")
-        L10.dados.cache_clear()
-        with pytest.raises(L10.ExperimentoPulado, match="pede pelo menos 10.000"):
-            L10.dados()
-        monkeypatch.setattr(L10, "DADOS", tmp_path / "nada.txt")
-        L10.dados.cache_clear()
-        with pytest.raises(L10.ExperimentoPulado, match="nada.txt"):
-            L10.dados()
-    finally:
-        L10.dados.cache_clear()
+    licao = types.SimpleNamespace(verificar=lambda ok, _: ok, uma_vez=lambda _chave, f: f())
+    L10.exp_dados(licao)
+    saida = " ".join(capsys.readouterr().out.split())
+    assert saida.startswith("Os dados: ") and "meu_livro.txt, 14.000 caracteres." in saida
+    assert "apostilas" not in saida
+    livro.write_text("curto", encoding="utf-8")
+    with pytest.raises(L10.ExperimentoPulado, match="pede pelo menos 10.000"):
+        L10.dados()
+    monkeypatch.setattr(L10, "DADOS", tmp_path / "nada.txt")
+    with pytest.raises(L10.ExperimentoPulado, match="nada.txt"):
+        L10.dados()
 
 
 # ------------------------------------------------------------ a peça

@@ -111,9 +111,10 @@ def _fronteira_de_brinquedo(monkeypatch, capsys, perdas_por_d):
     monkeypatch.setitem(L12.ESCALA, "maior", 4e8)
     monkeypatch.setitem(L12.ESCALA, "orcamentos", 3)
     monkeypatch.setattr(L12, "treinar_na_escala",
-                        lambda m, semente, barra: perdas_por_d[m["d"]])
+                        lambda m, semente, barra, *dados: perdas_por_d[m["d"]])
     args = types.SimpleNamespace(semente=0, escala=True)
-    L12.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None))
+    L12.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None,
+                                           uma_vez=lambda _chave, f: f()))
     return capsys.readouterr().out
 
 
@@ -137,7 +138,8 @@ def test_a_fronteira_sem_escala_so_mostra_o_plano(monkeypatch, capsys):
     monkeypatch.setitem(L12.ESCALA, "larguras", (16, 32))
     monkeypatch.setattr(L12, "treinar_na_escala", lambda *a: pytest.fail("treinou"))
     args = types.SimpleNamespace(semente=0, escala=False)
-    L12.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None))
+    L12.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None,
+                                           uma_vez=lambda _chave, f: f()))
     saida = capsys.readouterr().out
     assert ".venv/bin/python lab/12_escala.py --so 3 --escala" in saida
     assert ".venv\\Scripts\\python.exe lab\\12_escala.py --so 3 --escala" in saida
@@ -268,7 +270,8 @@ def test_so_o_processo_0_grava(tmp_path, monkeypatch, capsys):
         args = types.SimpleNamespace(camadas=1, largura=16, cabecas=2, lote=4, contexto=16,
                                      passos=10, taxa=1e-3, semente=0, aparelho="cpu",
                                      checkpoint=str(tmp_path / "ck.pt"), dispositivo="cpu")
-        L12.treino_no_torchrun(types.SimpleNamespace(args=args, pausa=lambda _: None))
+        L12.treino_no_torchrun(types.SimpleNamespace(args=args, pausa=lambda _: None,
+                                                      uma_vez=lambda _chave, f: f()))
     finally:
         dist.destroy_process_group()
     assert not (tmp_path / "ck.pt").exists()

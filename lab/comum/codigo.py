@@ -13,7 +13,7 @@ from .console import dizer, inteiro, pct, plural, quebrar
 
 def fonte(objeto):
     """(arquivo, primeira linha, linhas do código) de uma peça, lidos do próprio arquivo."""
-    objeto = inspect.unwrap(objeto)                    # o futuro vem com um lru_cache
+    objeto = inspect.unwrap(objeto)                    # sob um decorador, a função dele
     linhas, inicio = inspect.getsourcelines(objeto)
     return inspect.getsourcefile(objeto), inicio, [l.rstrip("\n") for l in linhas]
 
