@@ -27,6 +27,7 @@ so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import math
 import torch
+
 L10 = importar_licao("10_treino")   # os dados, o modelo e o laço de treino da lição 10
 
 
@@ -37,7 +38,6 @@ def media_dos_gradientes(gradientes):
     gradiente do lote inteiro (a média das médias de partes iguais é a média do todo).
     gradientes: uma lista por processo, com um tensor por peso."""
     return [sum(g) / len(g) for g in zip(*gradientes)]
-
 
 
 def produtos_do_passo(L, d, h, V, B, T):
@@ -126,7 +126,6 @@ def flops_de_um_passo(licao, modelo, x, y, config, V):
     dizer(f"\nCom o BPE do GPT-2 (V = 50.257), só a cabeça de saída custaria "
           f"{inteiro(cabeca)}\nFLOPs por passo: {num(cabeca / total, 1)}x o passo inteiro "
           "deste modelo.")
-
 
 
 # ============================================================ experimento 2
@@ -462,7 +461,6 @@ def a_media_e_o_lote_inteiro(licao, modelo, x, y, n):
                   "todo, e o gradiente de uma média é a média dos gradientes. Com o mesmo "
                   "gradiente, cada processo dá o mesmo passo do AdamW, e os pesos seguem "
                   "iguais em todos: é o paralelismo de dados (data parallelism)."))
-
 
 
 # ============================================================ experimento 5
