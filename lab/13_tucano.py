@@ -639,17 +639,19 @@ def busca_de_cabecas(nosso, tok, semente):
                   f"{inteiro(len(comuns))} tokens comuns do vocabulário, repetido até o fim. "
                   "Pedaços de palavras ao acaso: nenhum texto que o modelo tenha lido.\n"))
 
-    def sequencia(x):          # (1, T): os pesos de atenção e a perda em cada posição
+    def sequencia(x, q):       # (1, T) de período q: as notas das cabeças e a perda
         pesos, logits = pesos_de_atencao(nosso, x)           # (L, 1, h, T, T), (1, T, V)
-        return pesos, F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none")  # (T - 1,)
+        return (L11.notas_de_inducao(pesos, q), L11.notas_de_token_anterior(pesos),  # (L, h)
+                F.cross_entropy(logits[0, :-1], x[0, 1:], reduction="none"))        # (T - 1,)
 
     # uma sequência por vez (os logits de todas juntas, com V = 32.000, passam de 90 MB), duas
     # ao mesmo tempo, uma thread de conta cada; as somas, na ordem das sequências
-    feitas = em_paralelo([lambda x=x: sequencia(x) for x in ids.split(1)])
+    feitas = em_paralelo([lambda x=x, q=q: sequencia(x, q)
+                          for x, q in zip(ids.split(1), p.split(1))])
     notas, anteriores, cada = 0, 0, []
-    for (pesos, perda), q in zip(feitas, p.split(1)):
-        notas = notas + L11.notas_de_inducao(pesos, q) * float(T - q) / float((T - p).sum())
-        anteriores = anteriores + L11.notas_de_token_anterior(pesos) / n      # (L, h)
+    for (inducao, anterior, perda), q in zip(feitas, p.split(1)):
+        notas = notas + inducao * float(T - q) / float((T - p).sum())        # (L, h)
+        anteriores = anteriores + anterior / n                                # (L, h)
         cada.append(perda)                                                    # (T - 1,)
     aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, torch.stack(cada))  # (n, T-1)
     L, h = notas.shape
