@@ -263,11 +263,24 @@ NOMES_LLAMA = {
     "mlp.w2.weight": "mlp.down_proj.weight",
 }
 
+def parametros_bloco(d, h, kv, largura):
+    """(atenção, MLP, normas) de um bloco moderno sem vieses, com kv cabeças de K/V."""
+    dh = d // h
+    return 2 * d * d + 2 * d * kv * dh, 3 * d * largura, 2 * d
+
+
+def parametros_llama(camadas, d, h, kv, largura, vocab, amarrada=False):
+    """Total de um Llama: blocos + embedding de entrada + saída (nenhuma se amarrada ao
+    embedding) + norma final."""
+    saida = 0 if amarrada else vocab * d
+    return camadas * sum(parametros_bloco(d, h, kv, largura)) + vocab * d + saida + d
+
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["tabela_rope", "aplicar_rope", "sinusoidal", "Atencao", "SwiGLU", "MLPClassico",
            "normalizador", "largura_swiglu", "BlocoConfiguravel", "cabecas_kv", "bloco_de",
            "Transformer2017", "GRUPOS", "contar_componentes", "ANOS", "TAMANHOS", "VOCAB_2017",
-           "NOMES_LLAMA"]
+           "NOMES_LLAMA", "parametros_bloco", "parametros_llama"]
 
 
 # ============================================================ os experimentos
@@ -474,17 +487,6 @@ def bloco_numpy(x, pesos, h, h_kv, eps=1e-5):
     x = x + g @ W2
     formas.append(("x + MLP (saída do bloco)", x.shape))
     return x, formas
-
-
-def parametros_bloco(d, h, h_kv, largura):
-    """(atenção, MLP, normas) de um bloco moderno sem vieses."""
-    dh = d // h
-    return 2 * d * d + 2 * d * h_kv * dh, 3 * d * largura, 2 * d
-
-
-def parametros_llama(camadas, d, h, h_kv, largura, vocab):
-    """Total de um Llama: blocos + embedding de entrada + saída (não amarrada) + norma final."""
-    return camadas * sum(parametros_bloco(d, h, h_kv, largura)) + 2 * vocab * d + d
 
 
 @LICAO.experimento(2)

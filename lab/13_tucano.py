@@ -74,12 +74,9 @@ class Llama(nn.Module):
         return self.cabeca(self.norm(x))                 # (B, T, V)
 
 
-def parametros_llama(camadas, d, h, kv, largura, vocab, amarrada=False):
-    """A conta da lição 08: por bloco, 2d² + 2d·kv·dh (atenção), 3d·largura (SwiGLU) e 2d
-    (as normas); mais o embedding, a saída (se não for amarrada) e a norma final."""
-    dh = d // h
-    bloco = 2 * d * d + 2 * d * kv * dh + 3 * d * largura + 2 * d
-    return camadas * bloco + vocab * d + (0 if amarrada else vocab * d) + d
+# A conta fechada da lição 08: por bloco, 2d² + 2d·kv·dh (atenção), 3d·largura (SwiGLU) e
+# 2d (as normas); mais o embedding, a saída (se não for amarrada) e a norma final.
+parametros_llama = L08.parametros_llama
 
 
 # Os nomes do transformers (LlamaForCausalLM) para os nossos: o carregamento é esta tabela,

@@ -46,13 +46,14 @@ def _eh_hub(nome: str) -> bool:
 
 
 def parametros_do_config(c: dict) -> int:
-    """O total em forma fechada (a conta da lição 08) lido de um config.json Llama."""
-    d, h, kv = c["hidden_size"], c["num_attention_heads"], c.get("num_key_value_heads") or \
-        c["num_attention_heads"]
-    dh = d // h
-    bloco = 2 * d * d + 2 * d * kv * dh + 3 * d * c["intermediate_size"] + 2 * d
-    saida = 0 if c.get("tie_word_embeddings") else c["vocab_size"] * d
-    return c["num_hidden_layers"] * bloco + c["vocab_size"] * d + saida + d
+    """Os parâmetros de um config.json Llama, contados pelo próprio transformers num modelo
+    em "meta" (só as formas, nenhum byte; a conta fechada é a da lição 08, que a 13 usa)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        modelo = LlamaForCausalLM(LlamaConfig.from_dict(c))
+    return sum(p.numel() for p in modelo.parameters())
 
 
 def conferir_config(nome: str, c) -> None:
@@ -164,7 +165,7 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
         conferir_config(nome, config)
         try:
             pesos = 4 * parametros_do_config(config)
-        except (KeyError, TypeError, ZeroDivisionError):
+        except (ImportError, KeyError, TypeError, ValueError, ZeroDivisionError):
             pesos = None
         livre = memoria_disponivel()
         if pesos:
