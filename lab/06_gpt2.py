@@ -140,10 +140,10 @@ __all__ = ["GPT2", "parametros_gpt2", "pesos_para_o_nosso", "carregar_pesos", "n
 import sys
 import time
 
-from comum import (TAMANHOS_GPT2, cientifico, dizer, em_linhas, figuras, inteiro, num, pct, plural,
-                   quebrar, tamanho, token)
+from comum import (TAMANHOS_GPT2, cientifico, comando, dizer, em_linhas, figuras, inteiro, num,
+                   pct, plural, quebrar, tamanho, token)
 from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria, memoria_disponivel
-from comum.console import citar, comando, escritor
+from comum.console import citar, escritor
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
 from comum import confere, contar
 from comum.pesos_gpt2 import BASE, FOLGA, TOLERANCIA, modelos, tokenizar

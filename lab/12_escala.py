@@ -63,10 +63,9 @@ import time
 from pathlib import Path
 
 from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, comando, contar, curto,
-                   distribuido, dizer, figuras, inteiro, limite, num, pct, plural,
-                   preparar_treino, quebrar)
+                   distribuido, dizer, figuras, inteiro, limite, num, pct, plural, preparar_treino,
+                   quebrar, uma_thread)
 from comum.console import duracao
-from comum.ritmo import uma_thread
 
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 RODADAS = 5             # medições do experimento 2 (vale a menor; o tempo previsto, a mediana)

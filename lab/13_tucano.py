@@ -179,11 +179,10 @@ import sys
 import time
 
 from comum import (ExperimentoPulado, ModeloIndisponivel, carregar_llama, confere, contar, dizer,
-                   em_linhas, inteiro, legivel, limite, num, pct, quebrar, tamanho, token)
+                   em_linhas, em_paralelo, inteiro, legivel, limite, num, pct, quebrar, tamanho,
+                   token, uma_thread)
 from comum.carregar_gpt2 import carregar_tokenizador
 from comum.pesos_gpt2 import BASE, FOLGA
-from comum.processo import em_paralelo
-from comum.ritmo import uma_thread
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
 L11 = importar_licao("11_inducao")     # a tarefa de cópia e as notas das cabeças

@@ -171,3 +171,7 @@ def test_a_fachada_nao_define_nada_e_tem_o_que_tres_licoes_usam():
     assert comuns <= exporta, f"usados por 3+ lições, fora da fachada: {comuns - exporta}"
     raros = {nome for nome in exporta - {"conferir"} if len(usos.get(nome, ())) < 3}
     assert not raros, f"na fachada, mas usados por menos de 3 lições: {raros}"
+    por_dentro = {(licao, modulo, nome) for licao, lista in _imports_das_licoes().items()
+                  for modulo, nomes in lista if modulo.startswith("comum.")
+                  for nome in nomes if nome in exporta}
+    assert not por_dentro, f"nomes da fachada importados de comum.x (use from comum): {por_dentro}"
