@@ -12,8 +12,8 @@ CPU por cima, inclusive a de duas threads (ferramentas/cpus.py).
 
 A mesma lição, com a mesma configuração, roda uma vez na sessão inteira: rodar_script()
 guarda (código, stdout, stderr) na pasta da sessão, comum aos processos do xdist, com a
-chave script + argumentos + ambiente inteiro (fora as variáveis do próprio pytest) +
-entrada + hash de lab/*.py + (tamanho, data) de cada arquivo e de cada pasta citados
+chave script + argumentos + ambiente inteiro (fora as variáveis do próprio pytest) + entrada
++ hash de lab/*.py e lab/comum/ + (tamanho, data) de cada arquivo e de cada pasta citados
 por caminho nos argumentos ou no ambiente (um modelo copiado e depois estragado pelo
 teste muda a chave). A regra de quando isso vale:
 
