@@ -169,10 +169,9 @@ def exp_cache(licao):
 def tamanho_no_hub(repo: str, arquivo: str) -> int | None:
     """O tamanho de um arquivo no hub, em bytes (uma pergunta só, sem baixar nada), ou None
     sem rede."""
-    from comum.carregar_gpt2 import _offline
-    from comum.rede import confiar_nos_certificados_do_sistema, rede_disponivel
+    from comum.rede import confiar_nos_certificados_do_sistema, hub_offline, rede_disponivel
 
-    if _offline() or not rede_disponivel():
+    if hub_offline() or not rede_disponivel():
         return None
     confiar_nos_certificados_do_sistema()
     try:

@@ -10,14 +10,13 @@ que fazer.
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
 from .console import dizer, num, quebrar, tamanho
 from .rede import (certificado_do_hub_recusado, certificado_recusado, como_resolver_certificado,
-                   confiar_nos_certificados_do_sistema, rede_disponivel)
+                   confiar_nos_certificados_do_sistema, hub_offline, rede_disponivel)
 
 __all__ = ["carregar_gpt2", "carregar_tokenizador", "ModeloIndisponivel", "TAMANHOS_GPT2",
            "PARAMETROS_GPT2", "PREFIXO_HUB", "estimar_memoria", "memoria_disponivel",
@@ -105,14 +104,10 @@ def _id_no_hub(nome: str) -> str:
     return PREFIXO_HUB + nome if nome in TAMANHOS_GPT2 else nome
 
 
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _como_baixar(nome: str) -> str:
     """O que fazer quando o modelo não está no cache. Com HF_HUB_OFFLINE=1, entrar na
     internet não resolve: a variável proíbe a rede, e é preciso tirá-la antes."""
-    if _offline():
+    if hub_offline():
         return ("A variável HF_HUB_OFFLINE=1 está definida e proíbe a rede: tire-a "
                 "(PowerShell: Remove-Item Env:HF_HUB_OFFLINE; Linux/macOS: unset "
                 f"HF_HUB_OFFLINE) e rode {_comando_00(nome)} com internet uma vez, ou "
@@ -260,7 +255,7 @@ def _do_cache_ou_do_hub(carregar, nome: str, hub: bool, aviso: str):
     try:
         return carregar(so_local=True)
     except OSError:
-        if not hub or _offline() or not rede_disponivel():
+        if not hub or hub_offline() or not rede_disponivel():
             raise
         dizer(aviso)
         confiar_nos_certificados_do_sistema()

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from .carregar_gpt2 import (TAMANHOS_GPT2, ModeloIndisponivel, _do_cache_ou_do_hub,
-                            _importar_transformers, _offline, memoria_disponivel)
+                            _importar_transformers, memoria_disponivel)
 from .console import dizer, num, quebrar, tamanho
-from .rede import certificado_recusado, como_resolver_certificado
+from .rede import certificado_recusado, como_resolver_certificado, hub_offline
 
 __all__ = ["carregar_llama", "ler_config", "conferir_config", "TUCANO", "ModeloIndisponivel",
            "parametros_do_config"]
@@ -31,7 +31,7 @@ def _comando(nome: str) -> str:
 
 
 def _como_baixar(nome: str) -> str:
-    if _offline():
+    if hub_offline():
         return ("A variável HF_HUB_OFFLINE=1 está definida e proíbe a rede: tire-a "
                 "(PowerShell: Remove-Item Env:HF_HUB_OFFLINE; Linux/macOS: unset "
                 f"HF_HUB_OFFLINE) e rode {_comando(nome)} com internet uma vez (ele baixa o "

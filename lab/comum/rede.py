@@ -18,6 +18,11 @@ def _com_proxy() -> bool:
                                            "all_proxy"))
 
 
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE ligada: o aluno (ou o CI) pediu para não procurar o hub."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def rede_disponivel() -> bool:
     """Teste rápido (1 s) de que o hub responde; evita esperas longas sem rede."""
     import socket
