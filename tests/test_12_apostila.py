@@ -26,6 +26,10 @@ def test_os_numeros_do_custo_e_dos_tokens_que_a_apostila_cita():
     a = apostila()
     razao = re.search(r"\(contado / 6NBT = (\d,\d+)\)", r.saida).group(1)
     assert f"o passo custa {razao} × 6*NBT*" in a
+    sem_matriz = re.search(r"os ganhos \(([\d.]+) parâmetros\)", r.saida).group(1)
+    assert f"os vieses e os ganhos (*gains*) ({sem_matriz} parâmetros)" in a
+    produtos = re.search(r"Só os (\d+) produtos de matrizes do passo", r.saida).group(1)
+    assert f"roda, sozinhos, os mesmos {produtos} produtos de matrizes de um passo" in a
     passos = re.search(r"Chegar a 20 pediria [\d.]+ tokens: ([\d.]+) passos", r.saida).group(1)
     epocas = re.search(r"São (\d+) épocas do texto de treino", " ".join(r.saida.split())).group(1)
     assert f"**3.** {passos} passos e {epocas} épocas do texto de treino" in a
