@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import RAIZ
+import re
+
+from conftest import RAIZ, rodar_script
 from comum.console import num
 from comum import ritmo as R
 from comum import importar_licao
@@ -67,3 +69,22 @@ def test_a_apostila_descreve_o_ritmo_com_os_numeros_dele():
     assert R.MAIS_LENTO == 2 and "duas vezes mais lentos que antes" in a
     assert f"a cada {R.REVER_A_CADA} passos" in a
     assert "`Ritmo:`" in a and "`OMP_NUM_THREADS`" in a
+
+
+def test_o_custo_da_cabeca_do_bpe_que_a_apostila_cita():
+    """Por que não o BPE: os 29,6 bilhões de FLOPs da cabeça e as 7,4 vezes o passo são os que
+    a lição 12 imprime (o experimento 1, no modelo padrão da 10); o wte do BPE e as vezes o
+    modelo, contados aqui."""
+    r = rodar_script("12_escala.py", "--so", "1", "--sem-figuras")
+    assert r.returncode == 0, r.saida[-2000:]
+    saida = " ".join(r.saida.split())
+    flops, vezes = re.search(r"só a cabeça de saída custaria ([\d.]+) FLOPs por passo: "
+                             r"(\d+,\d)x o passo inteiro", saida).groups()
+    a = apostila()
+    assert f"cabeça custaria {num(int(flops.replace('.', '')) / 1e9, 1)} bilhões de FLOPs" in a
+    assert f"token), {vezes} vezes o passo inteiro do nosso modelo" in a
+    n = int(re.search(r"N = ([\d.]+)\)", saida).group(1).replace(".", ""))
+    wte = 50_257 * 128
+    assert f"teria {num(wte / 1e6, 1)} milhões de parâmetros, oito vezes" in a
+    assert round(wte / n) == 8
+    assert "O experimento 1 da lição 12 imprime essa conta." in a
