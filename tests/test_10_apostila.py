@@ -3,9 +3,9 @@ lição calcula e imprime (as faixas do treino padrão são as que test_10_trein
 os do Ritmo, os que lab/comum/ritmo.py usa."""
 from __future__ import annotations
 
-import pytest
-
 import re
+
+import pytest
 
 from conftest import RAIZ, rodar_script
 from comum.console import num
