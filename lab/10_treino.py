@@ -223,10 +223,18 @@ def dados():
     return texto, arquivos, tok, treino, validacao
 
 
+def configuracao(args):
+    """A configuração do modelo pedida nas opções --camadas, --largura, --cabecas e
+    --contexto (que h divide d, preparar_treino() conferiu): a entrada de novo_modelo."""
+    return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
+            "contexto": args.contexto, "alfabeto": ALFABETO}
+
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["treinar", "passo_de_treino", "taxa", "passos_de_aquecimento", "lote", "perda",
            "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "lotes_fixos", "amostrar",
-           "salvar", "carregar", "novo_modelo", "texto_de_treino", "dados"]
+           "salvar", "carregar", "novo_modelo", "configuracao", "texto_de_treino",
+           "dados"]
 
 
 # ============================================================ os experimentos
@@ -241,7 +249,6 @@ from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
 from comum.processo import ao_interromper_durante
 from comum.ritmo import Ritmo
 
-LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 AVALIAR_A_CADA = 100     # passos entre duas avaliações (e dois checkpoints)
 NOVOS = 240              # caracteres de cada amostra
 AMOSTRAS = 4             # amostras sorteadas juntas em cada ponto (a estatística usa todas)
@@ -249,12 +256,6 @@ TEMPERATURA = 0.8
 LIMIAR_VALIDACAO = 2.4   # a perda de validação do treino padrão termina abaixo disto
 MELHORA = 0.1            # as amostras melhoraram: +10 pontos de palavras que existem
 PALAVRA = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{3,}")  # "palavra": 3 letras ou mais seguidas
-
-
-def configuracao(args):
-    """A configuração do modelo pedida nas opções (que h divide d, preparar() conferiu)."""
-    return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
-            "contexto": args.contexto, "alfabeto": ALFABETO}
 
 
 def entropia_ngrama(treino, validacao, n, V, alfa=0.1):

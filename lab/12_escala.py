@@ -67,21 +67,15 @@ from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, comando, cont
                    quebrar, uma_thread)
 from comum.console import duracao
 
+# o modelo padrão da lição 10: a meta de 30 % do experimento 2 vale para ele
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 RODADAS = 5             # medições do experimento 2 (vale a menor; o tempo previsto, a mediana)
-
-
-def configuracao(args):
-    """A configuração do modelo pedida nas opções, a mesma da lição 10 (que h divide d,
-    preparar_treino() conferiu)."""
-    return {"camadas": args.camadas, "largura": args.largura, "cabecas": args.cabecas,
-            "contexto": args.contexto, "alfabeto": L10.ALFABETO}
 
 
 # ============================================================ experimento 1
 @LICAO.experimento(1)
 def exp_custo(licao):
-    config = configuracao(licao.args)
+    config = L10.configuracao(licao.args)
     _, _, tok, _, validacao = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, licao.args.semente)
     x, y = L10.lote(validacao, licao.args.lote, config["contexto"],
@@ -166,7 +160,7 @@ def medir_contra_o_matmul(modelo, otimizador, x, y, matrizes):
 def exp_cpu(licao):
     L09 = importar_licao("09_scaling")
     args = licao.args
-    config = configuracao(args)
+    config = L10.configuracao(args)
     L, d, h = config["camadas"], config["largura"], config["cabecas"]
     T, B = config["contexto"], args.lote
     _, _, tok, treino, _ = licao.uma_vez("dados", L10.dados)
@@ -418,7 +412,7 @@ def max_diferenca(a, b):
 @LICAO.experimento(4)
 def exp_dividir(licao):
     args = licao.args
-    config = configuracao(args)
+    config = L10.configuracao(args)
     B, T = lote_divisivel(args.lote), config["contexto"]
     _, _, _, treino, _ = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, args.semente)
@@ -468,7 +462,7 @@ def exp_processos(licao):
     args = licao.args
     if distribuido.mundo() > 1:                 # com o torchrun: o treino da lição 10
         return treino_no_torchrun(licao)
-    config = configuracao(args)
+    config = L10.configuracao(args)
     B, T, n = lote_divisivel(args.lote), config["contexto"], PROCESSOS
     if not args.dividir:
         dizer(f"Para ver {n} processos de verdade treinando juntos (cada um abre o PyTorch: "
@@ -568,7 +562,7 @@ def treino_no_torchrun(licao):
     média dos gradientes; o processo 0 avalia, escreve e grava o checkpoint, que a lição 10
     lê com --amostrar."""
     args = licao.args
-    config, n = configuracao(args), distribuido.mundo()
+    config, n = L10.configuracao(args), distribuido.mundo()
     B, T, passos = args.lote, config["contexto"], args.passos
     _, _, _, treino, validacao = licao.uma_vez("dados", L10.dados)
     modelo = L10.novo_modelo(config, args.semente).to(args.aparelho)
