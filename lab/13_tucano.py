@@ -494,6 +494,11 @@ def geracao(licao, nosso, hf, tok):
 
     regra = GenerationConfig(max_new_tokens=n, do_sample=False, eos_token_id=[],
                              pad_token_id=0)              # [] = não para no </s>, como o nosso
+    # Só a regra acima: o generate() preencheria o que ela deixa vazio com o
+    # generation_config.json da pasta do modelo (o do Tucano pede repetition_penalty 1,2,
+    # top_k e top_p), e a gulosa dele deixaria de ser a nossa. Um GenerationConfig novo no
+    # modelo não traz nada da pasta.
+    hf.generation_config = GenerationConfig()
     gerador = torch.Generator().manual_seed(licao.args.semente)
 
     def nossa_gulosa():        # a partir da frase já no cache (o tempo dela entra na conta)

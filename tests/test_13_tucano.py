@@ -373,6 +373,40 @@ def test_pausas_cabem_na_tela(llama_12_camadas, gpt2_pequeno, tmp_path):
         tela.fechar()
 
 
+# Os campos que a família Tucano põe no generation_config.json (lidos no do Tucano-1b1; o
+# cartão do 160m usa a mesma penalidade nos parâmetros de inferência): o generate() do
+# transformers 5 preenche com eles tudo o que a regra passada deixa vazio.
+GERACAO_DO_TUCANO = {"bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 3, "do_sample": True,
+                     "repetition_penalty": 1.2, "temperature": 0.2, "top_k": 20, "top_p": 0.2,
+                     "renormalize_logits": True, "max_new_tokens": 150}
+
+
+def test_a_gulosa_nao_le_o_generation_config_da_pasta(llama_tucano, tmp_path, gpt2_pequeno):
+    """Uma pasta com o generation_config.json da família Tucano e uma frase cuja gulosa repete
+    um token: a penalidade de repetição da pasta mudaria a gulosa do generate() (o teste
+    confere que muda, senão não provaria nada); a lição compara com a gulosa pura e diz
+    "os mesmos tokens", saída 0."""
+    from transformers import GenerationConfig
+
+    pasta = tmp_path / "com_geracao"
+    shutil.copytree(llama_tucano, pasta)
+    (pasta / "generation_config.json").write_text(json.dumps(GERACAO_DO_TUCANO),
+                                                  encoding="utf-8")
+    hf, tok = carregar(pasta)
+    frase = "A floresta da Amazônia é conhecida por sua"
+    ids = tok(frase, return_tensors="pt")["input_ids"]
+    nossos = L13.gerar(L13.nosso_llama(hf), ids, 32)[0, ids.shape[1]:]
+    assert len(set(nossos.tolist())) < len(nossos), "a gulosa não repete: o teste não prova nada"
+    regra = GenerationConfig(max_new_tokens=32, do_sample=False, eos_token_id=[], pad_token_id=0)
+    with torch.no_grad():
+        com_a_pasta = hf.generate(ids, attention_mask=torch.ones_like(ids),
+                                  generation_config=regra)[0, ids.shape[1]:]
+    assert not torch.equal(com_a_pasta, nossos), "a pasta não muda o generate(): sem prova"
+    r = rodar(pasta, gpt2_pequeno, "--so", "4", "--texto", frase)
+    assert r.returncode == 0, r.saida[-3000:]
+    assert "32 de 32 iguais, na ordem: os mesmos tokens." in " ".join(r.saida.split())
+
+
 def test_texto_longo_demais_para_as_posicoes(llama_tucano, gpt2_pequeno):
     r = rodar(llama_tucano, gpt2_pequeno, "--so", "4", "--novos", "1000")
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
