@@ -89,13 +89,13 @@ def perda(modelo, x, y):
     return torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())  # (B*T,)
 
 
-def adamw(modelo, maxima):
+def adamw(modelo, maxima, decaimento=0.1):
     """O AdamW do lab (comum/otimizador.py): encolhe as matrizes (decaimento 0,1), não os
-    vieses nem os ganhos dos LayerNorm, como no GPT-2."""
+    vieses nem os ganhos dos LayerNorm, como no GPT-2 (a lição 14 escolhe o decaimento)."""
     from comum import Adam
 
     sem = [p for p in modelo.parameters() if p.dim() < 2]
-    return Adam(modelo.parameters(), maxima, betas=(0.9, 0.99), decaimento=0.1,
+    return Adam(modelo.parameters(), maxima, betas=(0.9, 0.99), decaimento=decaimento,
                 sem_decaimento=sem)
 
 
@@ -233,8 +233,8 @@ def configuracao(args):
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["treinar", "passo_de_treino", "taxa", "passos_de_aquecimento", "lote", "perda",
            "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "lotes_fixos", "amostrar",
-           "salvar", "carregar", "novo_modelo", "configuracao", "texto_de_treino",
-           "dados"]
+           "salvar", "carregar", "novo_modelo", "configuracao", "CORPUS_DO_CURSO",
+           "texto_de_treino", "dados"]
 
 
 # ============================================================ os experimentos
