@@ -48,7 +48,7 @@ ORCAMENTO_OFICIAL = 1000 * 4_001_366_016
 SEMENTES = (0, 1, 2)          # as mesmas para todos: o acaso de cada uma não escolhe o vencedor
 EMPATE = 0.01                 # bits por caractere: o ruído medido entre sementes (0,004 a 0,017)
 REGRAS = 1                    # a versão destas regras (muda a conta: muda o número)
-MAXIMO_DE_PASSOS = 20_000     # a corrida cabe numa aula: um modelo minúsculo não treina horas
+MAXIMO_DE_PASSOS = 10_000     # a corrida cabe numa aula: num modelo pequeno, o passo custa mais tempo que FLOPs
 
 INSCRICAO_DA_LICAO_10 = {     # as opções padrão de lab/10_treino.py: uma inscrição válida
     "bloco": "gpt2", "camadas": 4, "largura": 128, "cabecas": 4, "cabecas_kv": 4,
@@ -272,8 +272,9 @@ from comum.opcoes import uso_errado
 from comum.processo import ao_interromper_durante
 
 PASTA_PADRAO = RAIZ / "corrida"                       # os registros da turma (fora do git)
-REGISTROS_DO_LAB = RAIZ / "lab" / "dados" / "corrida"   # a linha de base e os exemplos
-LINHA_DE_BASE = REGISTROS_DO_LAB / "linha-de-base.json"
+DADOS_DO_LAB = RAIZ / "lab" / "dados"                    # os registros que vêm com o lab:
+LINHA_DE_BASE = DADOS_DO_LAB / "corrida-linha-de-base.json"   # a linha de base e os exemplos
+REGISTROS_DO_LAB = "corrida-*.json"                      # da apostila (lab/dados/corrida-*)
 TOLERANCIA = 1e-4          # bits por caractere, por semente, na mesma família de CPU
 TOLERANCIA_ENTRE_FAMILIAS = 1e-3   # x86 contra ARM: não medido aqui; bem abaixo do ruído
 # Os arquivos do lab que fazem a conta (o treino, o modelo, o BPE, a nota): o "lab" do registro
@@ -457,8 +458,9 @@ def conferir_registro(r, orcamento_=None):
                        f"({inteiro(orcamento_)})")
     no_orcamento(inscricao, flops, r["orcamento"])
     sementes = r["sementes"]
-    if not isinstance(sementes, list) or [x.get("semente") for x in sementes] != list(
-            SEMENTES[:len(sementes)]):
+    if not isinstance(sementes, list) or not all(isinstance(x, dict) for x in sementes) or [
+            x.get("semente") for x in sementes] != [s for s in SEMENTES if s in {
+            x.get("semente") for x in sementes}]:
         raise Recusada("sementes", f"as sementes da corrida são {list(SEMENTES)}, nessa ordem")
     for k, x in enumerate(sementes):
         exato = x.get("exato")
@@ -618,8 +620,8 @@ def inscrever(args) -> int:
         dizer(f"  semente {s}: {nota(nota_['validação'], 4)} bits por caractere "
               f"({num(t, 0)} s)")
 
-    dizer(f"\nTreinando as sementes {', '.join(map(str, faltam))} (uma thread de conta cada, "
-          f"{lado_a_lado(len(faltam))} ao mesmo tempo):")
+    dizer("\n" + quebrar(f"Treinando as sementes {', '.join(map(str, faltam))} (uma thread de "
+                         f"conta cada, {lado_a_lado(len(faltam))} ao mesmo tempo):"))
     with ao_interromper_durante(lambda: dizer_o_que_ficou(caminho, notas)):
         try:
             treinar_sementes(inscricao, faltam, {"validação": textos()[1]}, ao_terminar)
@@ -705,8 +707,8 @@ def conferir(arquivo) -> int:
         dizer(quebrar(f"Outra versão do código do lab (registro {ali.get('lab')}, aqui "
                       f"{aqui['lab']}): se a conta mudou, a nota muda e o treino mostra."))
     sementes = [x["semente"] for x in r["sementes"]]
-    dizer(f"\nTreinando de novo as sementes {', '.join(map(str, sementes))} (uma thread de "
-          f"conta cada, {lado_a_lado(len(sementes))} ao mesmo tempo):")
+    dizer("\n" + quebrar(f"Treinando de novo as sementes {', '.join(map(str, sementes))} (uma "
+                         f"thread de conta cada, {lado_a_lado(len(sementes))} ao mesmo tempo):"))
 
     def ao_terminar(s, nota_, segundos):
         dizer(f"  semente {s}: {nota(nota_['validação'], 4)} bits por caractere "
@@ -739,11 +741,11 @@ def conferir(arquivo) -> int:
 NOME_DA_BASE = "linha de base (lição 10)"
 
 
-def registros(pasta, com_base=True):
-    """(entradas, fora) dos registros *.json da pasta (e a linha de base do lab, sempre):
+def registros(pasta, com_base=True, padrao="*.json"):
+    """(entradas, fora) dos registros da pasta (e a linha de base do lab, sempre):
     entradas, os completos que passam nas contas sem treino, no orçamento desta corrida;
     fora, [(arquivo, motivo)] dos outros. Cada entrada: {arquivo, registro, base}."""
-    arquivos = sorted(Path(pasta).glob("*.json")) if pasta and Path(pasta).is_dir() else []
+    arquivos = sorted(Path(pasta).glob(padrao)) if pasta and Path(pasta).is_dir() else []
     if com_base:
         arquivos = [LINHA_DE_BASE] + [a for a in arquivos if a.resolve() != LINHA_DE_BASE.resolve()]
     entradas, fora, vistos = [], [], set()
@@ -825,7 +827,8 @@ def placar(args) -> int:
     for arquivo, motivo in fora:
         dizer(quebrar(f"Fora do placar: {curto(arquivo)}: {motivo}"))
     if paginas.pedida(args):
-        return paginas.gravar(LICAO, lambda: pagina(pasta, entradas, fora), "14_corrida.html")
+        return paginas.gravar(LICAO, lambda: pagina(f"{rotulo_da_pasta(pasta)}/", entradas, fora),
+                              "14_corrida.html")
     return 0
 
 
@@ -891,8 +894,8 @@ def final(args) -> int:
 
 # ------------------------------------------------------------ a página do placar
 # O placar num arquivo que abre com um duplo clique (comum/paginas.py): --placar PASTA --html
-# grava o da turma; --html sozinho, o dos registros do lab (lab/dados/corrida/: a linha de
-# base e os exemplos da apostila), que também mora em apostilas/paginas/.
+# grava o da turma; --html sozinho, o dos registros do lab (lab/dados/corrida-*.json: a linha
+# de base e os exemplos da apostila), que também mora em apostilas/paginas/.
 # tests/test_14_paginas.py confere a página contra os registros, num navegador de verdade.
 def rotulo_da_pasta(pasta) -> str:
     try:
@@ -901,8 +904,9 @@ def rotulo_da_pasta(pasta) -> str:
         return Path(pasta).name
 
 
-def pagina(pasta, entradas, fora) -> str:
-    dados = {"pasta": rotulo_da_pasta(pasta), "orcamento": orcamento(),
+def pagina(rotulo, entradas, fora) -> str:
+    """A página do placar: `rotulo` diz de onde vêm os registros ('turma/')."""
+    dados = {"pasta": rotulo, "orcamento": orcamento(),
              "oficial": orcamento() == ORCAMENTO_OFICIAL, "empate": EMPATE,
              "entradas": [{"nome": nome_no_placar(e), "base": e["base"],
                            "media": e["registro"]["media"],
@@ -923,8 +927,8 @@ def pagina(pasta, entradas, fora) -> str:
 
 def pagina_do_lab(args) -> int:
     """--html sem --placar: a página do placar dos registros do lab."""
-    entradas, fora = registros(REGISTROS_DO_LAB)
-    return paginas.gravar(LICAO, lambda: pagina(REGISTROS_DO_LAB, entradas, fora),
+    entradas, fora = registros(DADOS_DO_LAB, padrao=REGISTROS_DO_LAB)
+    return paginas.gravar(LICAO, lambda: pagina("lab/dados/corrida-*.json", entradas, fora),
                           "14_corrida.html")
 
 
@@ -966,8 +970,9 @@ def exp_orcamento(licao):
         dizer(f"  {rotulo:<26}{inteiro(N):>10}{inteiro(f):>17}{inteiro(passos):>8}"
               f"{num(passos * c['lote'] * c['contexto'] / N, 2):>9}")
     dizer(quebrar("passos: quantos cabem no orçamento; tok/par: tokens de treino por "
-                  "parâmetro (lição 12; o Chinchilla usou cerca de 20). No BPE, cada token "
-                  "vale uns 2 caracteres, e a cabeça de saída, maior, custa mais por token."))
+                  "parâmetro (lição 12; o Chinchilla usou cerca de 20). No BPE, um token vale "
+                  "mais de um caractere (o experimento 2 mede), e a cabeça de saída, maior, "
+                  "custa mais por token."))
     licao.pausa("um passo a mais e o ponto cego do contador")
     try:
         no_orcamento(com(passos=base["passos"] + 1), flops, ORCAMENTO_OFICIAL)
@@ -994,10 +999,10 @@ def ponto_cego(licao):
     dizer("\n" + quebrar("Um contador tem pontos cegos. O Llama da lição 13 chama a atenção "
                   "fundida do PyTorch (scaled_dot_product_attention), que o contar_flops não "
                   "enxerga na CPU. No Llama de 2 cabeças de K/V acima:"))
-    dizer(f"  {'contado como ele roda (atenção fundida)':<44}{inteiro(fundida):>16}\n"
-          f"  {'contado pelo caminho das contas (math)':<44}{inteiro(contada):>16}\n"
-          f"  {'a diferença: a atenção, 3 x 4LTd por token':<44}{inteiro(contada - fundida):>16}"
-          f"  {'= 3 x 4LTd x tokens' if bate else '(NÃO é 3 x 4LTd)'}")
+    dizer(f"  {'contado como ele roda (atenção fundida)':<40}{inteiro(fundida):>15}\n"
+          f"  {'contado pelo caminho das contas (math)':<40}{inteiro(contada):>15}\n"
+          f"  {'a diferença, a atenção':<40}{inteiro(contada - fundida):>15}  "
+          + ("= 3 x 4LTd x tokens" if bate else "NÃO é 3 x 4LTd x tokens"))
     dizer(quebrar("A corrida conta pelo caminho das contas, e só aceita configuração: nenhum "
                   "código do aluno roda, então nada esconde compute num canto que o contador "
                   "não vê."))
@@ -1121,10 +1126,10 @@ def exp_miniatura(licao):
 # ============================================================ experimento 4
 @LICAO.experimento(4)
 def exp_placar(licao):
-    entradas, fora = registros(REGISTROS_DO_LAB)
+    entradas, fora = registros(DADOS_DO_LAB, padrao=REGISTROS_DO_LAB)
     licao.verificar(not fora and entradas, "os registros do lab")
-    dizer(quebrar(f"O placar dos registros que vêm com o lab ({rotulo_da_pasta(REGISTROS_DO_LAB)}"
-                  "/): a linha de base e as inscrições da apostila, cada uma com as três "
+    dizer(quebrar("O placar dos registros que vêm com o lab (lab/dados/corrida-*.json): a "
+                  "linha de base e as inscrições da apostila, cada uma com as três "
                   "sementes treinadas no orçamento inteiro (confira qualquer uma com "
                   "--conferir). A nota é a média; empate, a menos de "
                   f"{num(EMPATE, 2)} bits.\n"))
