@@ -7,12 +7,14 @@ from comum import Licao, importar_licao, inteiro, inteiro_entre, opcao, paginas
 from comum.opcoes import lista_de_inteiros
 
 LICAO = Licao.da_docstring(__doc__, opcoes=[
-    opcao("--nova-inscricao", None, None, "grava a inscrição da lição 10, para editar", "ARQUIVO"),
+    opcao("--nova-inscricao", None, None, "grava a inscrição da lição 10, para editar",
+          "ARQUIVO"),
     opcao("--inscrever", None, None, "conta, treina as 3 sementes, pontua e grava", "ARQUIVO"),
     opcao("--nome", None, None, "o seu nome no placar (com --inscrever)", '"NOME"'),
     opcao("--pasta", None, None, "onde ficam os registros (padrão: a pasta corrida/)", "PASTA"),
     opcao("--conferir", None, None, "treina de novo e confere um registro", "REGISTRO"),
-    opcao("--placar", None, None, "o placar da PASTA (padrão: corrida/)", "PASTA", nargs="?", const=""),
+    opcao("--placar", None, None, "o placar da PASTA (padrão: corrida/)", "PASTA", nargs="?",
+          const=""),
     opcao("--final", None, None, "o professor: os primeiros da PASTA em sementes novas", "PASTA"),
     opcao("--sementes", lista_de_inteiros("--sementes 100,101,102"), None,
           "as sementes escondidas da --final", "100,101,102"),
@@ -43,12 +45,13 @@ class Recusada(Exception):
 
 
 # O orçamento: o treino padrão da lição 10, 1.000 passos de 4.001.366.016 FLOPs (a conta da
-# lição 12). LAB_CORRIDA_ORCAMENTO troca por outro (os testes): o registro diz que não é oficial.
+# lição 12). LAB_CORRIDA_ORCAMENTO troca por outro (os testes): o registro diz que não é
+# oficial.
 ORCAMENTO_OFICIAL = 1000 * 4_001_366_016
 SEMENTES = (0, 1, 2)          # as mesmas para todos: o acaso de cada uma não escolhe o vencedor
 EMPATE = 0.01                 # bits por caractere: o ruído medido entre sementes (0,004 a 0,017)
 REGRAS = 1                    # a versão destas regras (muda a conta: muda o número)
-MAXIMO_DE_PASSOS = 10_000     # a corrida cabe numa aula: num modelo pequeno, o passo custa mais tempo que FLOPs
+MAXIMO_DE_PASSOS = 10_000     # a corrida cabe numa aula (num modelo pequeno, o passo demora)
 
 INSCRICAO_DA_LICAO_10 = {     # as opções padrão de lab/10_treino.py: uma inscrição válida
     "bloco": "gpt2", "camadas": 4, "largura": 128, "cabecas": 4, "cabecas_kv": 4,
@@ -83,19 +86,29 @@ def conferir_inscricao(dados) -> dict:
         if not isinstance(valor, tipo) or isinstance(valor, bool):
             raise Recusada(campo, f"{json.dumps(valor)} não é {TIPOS[tipo]}")
         if (minimo is not None and valor < minimo) or (maximo is not None and valor > maximo):
-            faixa = f"de {minimo} a {maximo}" if maximo is not None else f"{minimo} ou mais"
+            faixa = (f"de {regra(minimo)} a {regra(maximo)}" if maximo is not None
+                     else f"{regra(minimo)} ou mais")
             raise Recusada(campo, f"{json.dumps(valor)} fora das regras ({faixa})")
         inscricao[campo] = valor
     juntos(inscricao)
     return inscricao
 
 
+def regra(x) -> str:
+    """Um limite das regras como se escreve aqui: 10.000, 1e-6, 0,1."""
+    if isinstance(x, int):
+        return inteiro(x)
+    return f"{x:g}".replace(".", ",").replace("e-0", "e-")
+
+
 def juntos(c):
     """O que os campos só dizem juntos."""
     if c["bloco"] not in ("gpt2", "llama"):
-        raise Recusada("bloco", f"{c['bloco']!r}: use \"gpt2\" (lição 06) ou \"llama\" (lição 08)")
+        raise Recusada("bloco", f"{json.dumps(c['bloco'])}: use \"gpt2\" (lição 06) ou "
+                       "\"llama\" (lição 08)")
     if c["tokenizador"] not in ("caracteres", "bpe"):
-        raise Recusada("tokenizador", f"{c['tokenizador']!r}: use \"caracteres\" ou \"bpe\"")
+        raise Recusada("tokenizador", f"{json.dumps(c['tokenizador'])}: use \"caracteres\" ou "
+                       "\"bpe\"")
     if (c["tokenizador"] == "bpe") != (c["fusoes"] > 0):
         raise Recusada("fusoes", "o BPE pede de 1 a 1000 fusões; os caracteres, 0")
     if c["largura"] % c["cabecas"]:
@@ -249,7 +262,7 @@ def hash_da_inscricao(inscricao) -> str:
 
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["Recusada", "ORCAMENTO_OFICIAL", "SEMENTES", "EMPATE", "REGRAS", "MAXIMO_DE_PASSOS",
-           "INSCRICAO_DA_LICAO_10", "CAMPOS", "conferir_inscricao", "juntos", "BPE",
+           "INSCRICAO_DA_LICAO_10", "CAMPOS", "conferir_inscricao", "regra", "juntos", "BPE",
            "tokenizador", "ida_e_volta", "novo_modelo", "flops_por_passo", "no_orcamento",
            "treinar", "pontuar", "bits_por_caractere", "hash_da_inscricao"]
 
@@ -342,7 +355,9 @@ def tokenizador_da(inscricao):
 
 def vocabulario(inscricao) -> int:
     """V sem treinar o BPE: 128 caracteres, ou 256 bytes + as fusões."""
-    return len(L10.ALFABETO) if inscricao["tokenizador"] == "caracteres" else 256 + inscricao["fusoes"]
+    if inscricao["tokenizador"] == "caracteres":
+        return len(L10.ALFABETO)
+    return 256 + inscricao["fusoes"]
 
 
 _FLOPS = {}
@@ -363,7 +378,8 @@ def parametros_da(inscricao) -> int:
 
 def resumo(c) -> str:
     """'gpt2 4x128, 4 cabeças, T 64, lote 12, 1.000 passos, caracteres' (uma linha curta)."""
-    kv = f" (kv {c['cabecas_kv']})" if c["bloco"] == "llama" and c["cabecas_kv"] != c["cabecas"] else ""
+    gqa = c["bloco"] == "llama" and c["cabecas_kv"] != c["cabecas"]
+    kv = f" (kv {c['cabecas_kv']})" if gqa else ""
     tok = "caracteres" if c["tokenizador"] == "caracteres" else f"BPE {c['fusoes']}"
     return (f"{c['bloco']} {c['camadas']}x{c['largura']}, {c['cabecas']} cabeças{kv}, "
             f"T {c['contexto']}, lote {c['lote']}, {inteiro(c['passos'])} passos, {tok}")
@@ -432,8 +448,9 @@ def conferir_registro(r, orcamento_=None):
     campo que não confere (um registro editado à mão)."""
     if not isinstance(r, dict):
         raise Recusada("registro", "não é um objeto JSON")
-    for campo in ("regras", "nome", "inscricao", "hash", "flops_por_passo", "flops_total",
-                  "orcamento", "oficial", "texto", "sementes", "media", "completa"):
+    for campo in ("regras", "nome", "inscricao", "hash", "parametros", "vocabulario",
+                  "flops_por_passo", "flops_total", "orcamento", "oficial", "texto", "sementes",
+                  "media", "completa"):
         if campo not in r:
             raise Recusada(campo, "falta no registro")
     if r["regras"] != REGRAS:
@@ -446,6 +463,10 @@ def conferir_registro(r, orcamento_=None):
         raise Recusada("hash", "não é o sha256 da inscrição: a inscrição ou o hash mudou")
     if not isinstance(r["texto"], dict) or r["texto"].get("sha256") != hash_do_texto():
         raise Recusada("texto.sha256", "outro texto de treino e validação (outro lab?)")
+    for campo, agora in (("vocabulario", vocabulario(inscricao)),
+                         ("parametros", parametros_da(inscricao))):
+        if r[campo] != agora:
+            raise Recusada(campo, f"contados agora: {agora}")
     flops = flops_da(inscricao)
     if r["flops_por_passo"] != flops:
         raise Recusada("flops_por_passo", f"contados agora: {flops}")
@@ -556,8 +577,8 @@ def nova_inscricao(arquivo) -> int:
         return 2
     gravar_json(arquivo, INSCRICAO_DA_LICAO_10)
     dizer(f"Gravei {curto(arquivo)}: a inscrição da lição 10, o treino padrão dela.")
-    dizer(quebrar("Edite os números (os campos e as faixas estão na apostila, seção \"As "
-                  "regras\") e inscreva:"))
+    dizer(quebrar("Edite os números (os campos e as faixas estão na seção 1 de "
+                  "apostilas/14_corrida.md) e inscreva-se:"))
     dizer(comando("14_corrida.py", "--inscrever", curto(arquivo), "--nome", "Seu Nome"))
     return 0
 
@@ -795,12 +816,12 @@ def nome_no_placar(e) -> str:
 def mostrar_placar(entradas, recuo=""):
     """A tabela do placar, duas linhas por inscrição, em 80 colunas."""
     pos = marcas(posicoes([e["registro"]["media"] for e in entradas]))
-    dizer(f"{recuo}{'pos':<4} {'nome':<22} {'média':>6}   {'sementes 0, 1, 2':<19}"
+    dizer(f"{recuo}{'pos':<4} {'nome':<24} {'média':>6}   {'sementes 0, 1, 2':<19}"
           f" {'parâmetros':>10} {'tok/par':>7}")
     for p, e in zip(pos, entradas):
         r = e["registro"]
         sementes = " ".join(f"{nota(x['exato'], 3):>5}" for x in r["sementes"])
-        dizer(f"{recuo}{p:<4} {nome_no_placar(e)[:22]:<22} {nota(r['media'], 3):>6}   "
+        dizer(f"{recuo}{p:<4} {nome_no_placar(e)[:24]:<24} {nota(r['media'], 3):>6}   "
               f"{sementes:<19} {inteiro(r['parametros']):>10} "
               f"{num(tokens_por_parametro(r), 1):>7}")
         dizer(f"{recuo}     {resumo(r['inscricao'])}")
@@ -887,8 +908,8 @@ def final(args) -> int:
         dizer(f"{p:<4} {r['nome'][:22]:<22} {nota(r['media'], 3):>7} "
               f"{nota(resultados[k]['validação'], 3):>15}"
               + (f" {nota(resultados[k]['prova'], 3):>7}" if args.prova else ""))
-    dizer(quebrar(f"A ordem da final é a {'do texto da prova' if args.prova else 'das sementes novas'}"
-                  f"; = : empate, a menos de {num(EMPATE, 2)} bits."))
+    ordem = "do texto da prova" if args.prova else "das sementes novas"
+    dizer(quebrar(f"A ordem da final é a {ordem}; = : empate, a menos de {num(EMPATE, 2)} bits."))
     return 0
 
 
@@ -1020,11 +1041,15 @@ class Minusculas(L10.Caracteres):
         return super().codificar(texto.lower())
 
 
-def frequencias(treino, V, alfa=0.1):
-    """-log2 da probabilidade de cada token pela frequência dele no treino (suavizada com
-    alfa): a régua sem rede neural, um modelo que ignora o contexto."""
-    contas = torch.bincount(torch.tensor(treino), minlength=V).double() + alfa
-    return -(contas / contas.sum()).log2()
+def bits_pela_frequencia(treino, prova, V, alfa=0.1) -> float:
+    """Os bits de `prova` (ids) por um modelo que só conhece a frequência de cada token no
+    treino (suavizada com alfa): a régua sem rede neural, que ignora o contexto. Em Python
+    puro, com a soma exata (fsum): o mesmo número em qualquer CPU."""
+    import collections
+
+    contas = collections.Counter(treino)
+    total = len(treino) + alfa * V
+    return math.fsum(-math.log2((contas[i] + alfa) / total) for i in prova)
 
 
 @LICAO.experimento(2)
@@ -1040,8 +1065,8 @@ def exp_nota(licao):
                         (f"BPE de {FUSOES_DO_EXEMPLO} fusões", bpe),
                         ("minúsculas (trapaça)", Minusculas())):
         ids = tok.codificar(validacao)
-        bits = float(frequencias(tok.codificar(treino), len(tok))[ids].sum())
-        linhas.append((rotulo, tok, len(ids), bits))
+        linhas.append((rotulo, tok, len(ids),
+                       bits_pela_frequencia(tok.codificar(treino), ids, len(tok))))
     dizer("\nUma régua sem rede neural, a frequência de cada token no texto de treino:")
     dizer(f"  {'tokenizador':<24}{'V':>5}{'tokens':>9}{'bits/token':>12}{'bits/caractere':>16}")
     for rotulo, tok, n, bits in linhas:
@@ -1102,12 +1127,13 @@ def exp_miniatura(licao):
     de_novo = treinar_sementes(mini, [0], {"validação": textos()[1]})[0]["validação"]
     diferenca = abs(de_novo - notas[0])
     igual = licao.verificar(diferenca < 1e-6, "a mesma semente, a mesma nota")
-    dizer(f"  a semente 0 de novo: diferença {limite(diferenca, 1e-6)}: "
-          + ("confere (a mesma conta, os mesmos bits)." if igual else "NÃO confere."))
+    dizer(f"  a semente 0 de novo: diferença {limite(diferenca, 1e-6)}, "
+          + ("confere (os mesmos bits)." if igual else "NÃO confere."))
     dizer("\nTrês registros editados à mão, conferidos sem treinar:")
     editados = [("a média", lambda x: x.update(media=x["media"] - 0.05)),
                 ("os FLOPs", lambda x: x.update(flops_total=x["flops_total"] // 2)),
-                ("os passos", lambda x: x["inscricao"].update(passos=x["inscricao"]["passos"] // 2))]
+                ("os passos", lambda x: x["inscricao"].update(
+                    passos=x["inscricao"]["passos"] // 2))]
     for rotulo, editar in editados:
         copia = json.loads(json.dumps(r))
         editar(copia)
@@ -1132,7 +1158,7 @@ def exp_placar(licao):
                   "linha de base e as inscrições da apostila, cada uma com as três "
                   "sementes treinadas no orçamento inteiro (confira qualquer uma com "
                   "--conferir). A nota é a média; empate, a menos de "
-                  f"{num(EMPATE, 2)} bits.\n"))
+                  f"{num(EMPATE, 2)} bits.") + "\n")
     mostrar_placar(entradas)
     medias = [e for e in entradas if e["registro"]["media"] is not None]
     melhor, base = medias[0], next(e for e in entradas if e["base"])

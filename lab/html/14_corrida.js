@@ -21,7 +21,7 @@ const EIXOS = {
 function campos({eixo}) {
   const turma = E.filter(e => !e.base).length;
   const pos = marcas(posicoes(E.map(e => e.media)));
-  const c = {descricao: `O placar de ${DADOS.pasta}/: ${turma} ${turma === 1 ? "inscrição" :
+  const c = {descricao: `O placar de ${DADOS.pasta}: ${turma} ${turma === 1 ? "inscrição" :
     "inscrições"} e a linha de base, no orçamento de ${inteiro(DADOS.orcamento)} FLOPs` +
     (DADOS.oficial ? "" : " (ORÇAMENTO DE TESTE: fora da corrida)") + ". Nota: bits por " +
     "caractere na validação, a média das sementes 0, 1 e 2 (menos é melhor). As contas são " +
@@ -81,8 +81,8 @@ function desenhar({eixo}) {
   const rotulos = svg("g", {fill: "#333", "font-size": largura < 480 ? 12 : 14});
   for (let e = x0; e <= x1; e++) {
     eixos.append(svg("line", {x1: px(e), x2: px(e), y1: m.cima, y2: altura - m.baixo}));
-    rotulos.append(svg("text", {x: px(e), y: altura - m.baixo + 17, "text-anchor": "middle"},
-                       inteiro(10 ** e)));
+    rotulos.append(svg("text", {x: px(e), y: altura - m.baixo + 17,     // o último não vaza
+                                "text-anchor": e === x1 ? "end" : "middle"}, inteiro(10 ** e)));
   }
   for (let v = y0; v <= y1 + 1e-9; v += 0.5) {
     eixos.append(svg("line", {x1: m.esq, x2: largura - m.dir, y1: py(v), y2: py(v)}));

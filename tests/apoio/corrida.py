@@ -36,8 +36,7 @@ def registro_mini():
 
     def inscrever():
         entrada = gravar(pasta, "mini.json", MINI)
-        r = corrida("--inscrever", entrada, "--nome", "Ana Souza", "--pasta", pasta / "turma",
-                    guardar=False)
+        r = corrida("--inscrever", entrada, "--nome", "Ana Souza", "--pasta", pasta / "turma")
         return r.returncode, r.saida, r.erros
 
     codigo, saida, erros = sessao.compartilhado("14 inscrever a mini", inscrever)
