@@ -13,6 +13,7 @@ de verdade. Uso:
     ... --perfil 08 --argumentos "--so 8"    (onde o tempo vai, com o cProfile)
     ... --licoes 06 --tamanhos gpt2-medium,gpt2-large
     ... --geracao 1000 --repeticoes 5   (a gulosa da 07 contra o generate(), 1 thread)
+    ... --corrida                        (a lição 14: uma inscrição inteira, 3 sementes)
 
 Como mede. Cada rodada roda piso, lição A, piso, lição B, piso, ... (a ordem se inverte
 a cada rodada): cada medida de uma lição fica entre duas do piso, e a razão daquela
@@ -58,6 +59,12 @@ mesmo GPT-2 de 124M, com uma thread de conta (--threads): as mesmas rodadas inte
 com o generate() no papel do piso. Mede o nosso laço com a atenção pelo SDPA (o padrão,
 conferido igual à conta à mão na lição 03) e com a atenção à mão; os tokens têm de ser os
 do generate(). Meta: o padrão em até 1,0x o generate() (a mediana das razões).
+
+Com --corrida, em vez das lições, a 14 no orçamento inteiro: o --conferir de cada registro
+que vem com o lab (lab/dados/corrida-*.json) treina as 3 sementes, uma thread de conta cada, lado a
+lado. Sai o tempo da inscrição inteira (e o CPU dos filhos, que não mente numa máquina
+dividida) e o de cada semente. Metas, numa máquina de 2 núcleos quieta: uma semente em até
+2 min, uma inscrição em até 6 min.
 
 Com --tamanhos, cada lição roda também (uma vez) numa pasta aleatória no formato de um
 GPT-2 maior, criada em .bench/ na primeira vez: pico de memória / tamanho dos pesos
@@ -622,6 +629,50 @@ def medir_ocupada(rodadas_: int) -> bool:
     return razao <= 3 and iguais and len(tempos["quieta"]) > 0
 
 
+META_SEMENTE, META_INSCRICAO = 120.0, 360.0   # s: uma semente, uma inscrição inteira (3)
+SEMENTE = re.compile(r"^  semente (\d+): .* \(([\d.]+) s\)$")
+
+
+def _segundos_das_sementes(linhas: list[str]) -> dict[int, float]:
+    """{semente: segundos} das linhas '  semente 0: 3,1284 bits por caractere (52 s)'."""
+    return {int(m.group(1)): float(m.group(2).replace(".", "")) for m in map(SEMENTE.match, linhas)
+            if m}
+
+
+def medir_corrida() -> bool:
+    """A lição 14 no orçamento inteiro: o --conferir de cada registro que vem com o lab
+    (lab/dados/corrida-*.json: a linha de base e os exemplos da apostila) treina as 3 sementes, uma
+    thread de conta cada, lado a lado. Mede a inscrição inteira (relógio e CPU dos filhos) e
+    cada semente (o tempo que a lição imprime). Metas, numa máquina de 2 núcleos quieta: uma
+    semente em até 2 min, uma inscrição em até 6 min (numa máquina dividida, o relógio mente:
+    compare o CPU)."""
+    import resource
+
+    ambiente = dict(os.environ, NO_COLOR="1", PYTHONIOENCODING="utf-8", HF_HUB_OFFLINE="1")
+    for variavel in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        ambiente.pop(variavel, None)
+    registros = sorted((RAIZ / "lab" / "dados").glob("corrida-*.json"))
+    print(f"Lição 14, --conferir dos {len(registros)} registros do lab, {os.cpu_count()} "
+          "núcleos (metas: uma semente <= 2 min, uma inscrição <= 6 min).", flush=True)
+    ok = True
+    for registro in registros:
+        antes = resource.getrusage(resource.RUSAGE_CHILDREN)
+        m = medir([sys.executable, str(RAIZ / "lab" / "14_corrida.py"), "--conferir",
+                   str(registro)], ambiente)
+        depois = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (depois.ru_utime + depois.ru_stime) - (antes.ru_utime + antes.ru_stime)
+        sementes = _segundos_das_sementes([l.rstrip("\n") for l in m["saida"]])
+        pior = max(sementes.values(), default=float("inf"))
+        certo = m["codigo"] == 0 and pior <= META_SEMENTE and m["total"] <= META_INSCRICAO
+        print(f"  {registro.name:<32} saída {m['codigo']}; inscrição {num(m['total'], 0):>4} s "
+              f"(CPU {num(cpu, 0)} s); sementes "
+              + ", ".join(f"{num(t, 0)} s" for _, t in sorted(sementes.items()))
+              + f"  {'ok' if certo else 'ACIMA'}", flush=True)
+        _mostrar_erro(m)
+        ok &= certo
+    return ok
+
+
 def _nome_funcao(arquivo: str, linha: int, funcao: str, espaco: int) -> str:
     """'função (arquivo:linha)' em até `espaco` colunas; o que sobra sai do caminho."""
     if arquivo == "~":  # função embutida: "<built-in method time.sleep>"
@@ -843,6 +894,10 @@ def criar_parser() -> argparse.ArgumentParser:
                    help="em vez do benchmark das lições, os 100 primeiros passos da lição 10 "
                    "com a máquina quieta e ao lado de dois processos ocupando a CPU "
                    "(--repeticoes rodadas de cada); meta: até 3x")
+    p.add_argument("--corrida", action="store_true",
+                   help="em vez do benchmark das lições, a lição 14 no orçamento inteiro: o "
+                   "--conferir de cada registro do lab (3 sementes cada); metas: uma semente "
+                   "<= 2 min, uma inscrição <= 6 min")
     return p
 
 
@@ -866,6 +921,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # sem barras em inglês
     if args.ocupada:
         return 0 if medir_ocupada(args.repeticoes) else 1
+    if args.corrida:
+        return 0 if medir_corrida() else 1
     pasta = preparar_modelo()
     ambiente = dict(os.environ, LAB_MODELO=str(pasta), HF_HUB_OFFLINE="1", NO_COLOR="1",
                     PYTHONIOENCODING="utf-8")

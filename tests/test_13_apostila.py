@@ -68,6 +68,9 @@ def test_a_apostila_descreve_a_saida_como_ela_e(llama_tucano, gpt2_pequeno):
     assert 0 in blocos and max(blocos) < 3                    # o Llama de teste tem 3 blocos
 
 
-def test_a_secao_que_o_fim_do_curso_aponta_existe():
-    """O fim da lição (test_13_tucano confere a tela) manda o aluno para esta seção."""
-    assert f"## {licao.FIM_DO_CURSO}" in APOSTILA
+def test_a_proxima_licao_e_a_14_opcional():
+    """O fim da lição (test_13_tucano confere a tela) manda o aluno para a 14, a corrida,
+    opcional como a 12; o fim do curso mora na apostila dela (test_14_apostila)."""
+    proxima = APOSTILA.split("\n## Próxima lição\n", 1)[1]
+    assert "lab/14_corrida.py" in proxima and "(14_corrida.md)" in proxima
+    assert "opcional" in proxima and f"## {licao.FIM_DO_CURSO}" not in APOSTILA

@@ -313,3 +313,13 @@ def test_ocupada_le_a_tabela_sem_o_tempo_e_junta_o_aviso_do_ritmo(monkeypatch, t
                       "  palavras de 3+ letras que existem no texto de treino: 5 de 90 (6 %)"]
     assert avisos == ["Ritmo: os passos ficaram lentos, de 35 ms para 292 ms (outros programas "
                       "disputando a CPU?): a sonda levou 259 ms com 2 threads e 63 ms com 1."]
+
+
+def test_corrida_le_o_tempo_de_cada_semente():
+    """--corrida: o tempo de cada semente sai das linhas que a lição 14 imprime."""
+    linhas = ["Treinando de novo as sementes 0, 1, 2 (uma thread de conta cada, 2 ao mesmo",
+              "  semente 1: 3,1190 bits por caractere (61 s)",
+              "  semente 0: 3,1284 bits por caractere (1.234 s)",
+              "  semente 2: divergiu bits por caractere (9 s)",
+              "  semente 0: 3,1284 bits"]
+    assert benchmark._segundos_das_sementes(linhas) == {1: 61.0, 0: 1234.0, 2: 9.0}

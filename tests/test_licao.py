@@ -267,8 +267,9 @@ def test_proximo_passo_e_a_licao_seguinte_que_existe(tmp_path, monkeypatch, caps
                                                "07")
     assert licao.proxima_licao("09", lab) == (None, None, "10")
     assert licao.proxima_licao("10", lab) == (None, None, "11")
-    assert licao.proxima_licao("11", lab) == (None, None, "12")      # o mapa vai à 13
-    assert licao.proxima_licao("13", lab) == (None, None, None)      # a 13 fecha o mapa
+    assert licao.proxima_licao("11", lab) == (None, None, "12")      # o mapa vai à 14
+    assert licao.proxima_licao("13", lab) == (None, None, "14")
+    assert licao.proxima_licao("14", lab) == (None, None, None)      # a 14 fecha o mapa
     (lab / "01_tokens.py").write_text("")
     assert licao.proxima_licao("00", lab) == ("lab/01_tokens.py", "apostilas/01_tokens.md",
                                                None)
@@ -302,7 +303,7 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     escreve. Num mapa de teste: com só a 10 e a 11, a 11 fecha; com a 13 no disco e a 12
     faltando, a 11 manda para a 13 e avisa que a 12 ainda está sendo escrita; com a 12, a 11
     manda para ela, a 12 para a 13, e a 13 fecha o curso, apontando para a seção da apostila
-    dela."""
+    dela; com a 14 (opcional, como a 12), a 13 manda para ela e ela fecha o curso."""
     lab = tmp_path / "lab"
     lab.mkdir()
     monkeypatch.setattr(licao, "PASTA_LAB", lab)
@@ -333,6 +334,13 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     assert "Fim do curso. Da lição 00 à 13" in saida
     assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in saida
     assert "Fim do curso" not in rodar("13", "--so", "1")        # só a lição inteira
+    (lab / "14_corrida.py").write_text("")                         # a 14, opcional, fecha
+    saida = rodar("13")
+    assert "Próximo passo: lab/14_corrida.py (leia apostilas/14_corrida.md)." in saida
+    assert "Fim do curso" not in saida
+    saida = rodar("14")
+    assert "Fim do curso. Da lição 00 à 14" in saida and "Próximo passo" not in saida
+    assert f'apostilas/14_corrida.md, seção "{licao.FIM_DO_CURSO}"' in saida
 
 
 def test_no_lab_o_mapa_esta_inteiro():

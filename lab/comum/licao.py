@@ -53,7 +53,7 @@ __all__ = [
     "RAIZ", "FIM_DO_CURSO",
 ]
 
-ULTIMA_DO_MAPA = 13  # o mapa do lab vai de 00_check a 13_tucano (números podem faltar)
+ULTIMA_DO_MAPA = 14  # o mapa do lab vai de 00_check a 14_corrida (números podem faltar)
 # A última lição que existe em lab/ fecha o curso: a seção da apostila dela com este título.
 FIM_DO_CURSO = "Fim do curso: o que você construiu e para onde ir"
 
