@@ -49,7 +49,7 @@ class Recusada(Exception):
 # oficial.
 ORCAMENTO_OFICIAL = 1000 * 4_001_366_016
 SEMENTES = (0, 1, 2)          # as mesmas para todos: o acaso de cada uma não escolhe o vencedor
-EMPATE = 0.01                 # bits por caractere: o ruído medido entre sementes (0,004 a 0,017)
+EMPATE = 0.01                 # bits por caractere: o ruído da média de três sementes
 REGRAS = 1                    # a versão destas regras (muda a conta: muda o número)
 MAXIMO_DE_PASSOS = 10_000     # a corrida cabe numa aula (num modelo pequeno, o passo demora)
 
@@ -289,7 +289,7 @@ DADOS_DO_LAB = RAIZ / "lab" / "dados"                    # os registros que vêm
 LINHA_DE_BASE = DADOS_DO_LAB / "corrida-linha-de-base.json"   # a linha de base e os exemplos
 REGISTROS_DO_LAB = "corrida-*.json"                      # da apostila (lab/dados/corrida-*)
 TOLERANCIA = 1e-4          # bits por caractere, por semente, na mesma família de CPU
-TOLERANCIA_ENTRE_FAMILIAS = 1e-3   # x86 contra ARM: não medido aqui; bem abaixo do ruído
+TOLERANCIA_ENTRE_FAMILIAS = 1e-3   # x86 contra ARM: não medido; bem abaixo entre sementes
 # Os arquivos do lab que fazem a conta (o treino, o modelo, o BPE, a nota): o "lab" do registro
 ARQUIVOS_DA_CONTA = ["01_tokens.py", "03_attention.py", "04_multihead.py", "05_block.py",
                      "06_gpt2.py", "08_since_2017.py", "09_scaling.py", "10_treino.py",
@@ -347,8 +347,8 @@ def tokenizador_da(inscricao):
     chave = (inscricao["tokenizador"], inscricao["fusoes"])
     if chave not in _TOKENIZADORES:
         if inscricao["tokenizador"] == "bpe":
-            dizer(f"Aprendendo as {inscricao['fusoes']} fusões do BPE no texto de treino "
-                  "(o treinar_bpe da lição 01)...")
+            dizer(quebrar(f"Aprendendo as {inscricao['fusoes']} fusões do BPE no texto de "
+                          "treino (o treinar_bpe da lição 01)..."))
         _TOKENIZADORES[chave] = tokenizador(inscricao, textos()[0])
     return _TOKENIZADORES[chave]
 
@@ -722,8 +722,8 @@ def conferir(arquivo) -> int:
                   f"{aqui['sistema']} {aqui['arquitetura']} (kernels {aqui['cpu']}, torch "
                   f"{aqui['torch']}). Tolerância: {cientifico(teto, 0)} bits por caractere "
                   + ("por semente." if mesma else "por semente, mais larga entre famílias de "
-                     "CPU (x86 e ARM), que o lab não mediu; ainda abaixo do ruído entre "
-                     "sementes (0,004 a 0,017).")))
+                     "CPU (x86 e ARM), que o lab não mediu; ainda bem abaixo da distância "
+                     "entre duas sementes.")))
     if ali.get("lab") != aqui["lab"]:
         dizer(quebrar(f"Outra versão do código do lab (registro {ali.get('lab')}, aqui "
                       f"{aqui['lab']}): se a conta mudou, a nota muda e o treino mostra."))
@@ -794,7 +794,7 @@ def registros(pasta, com_base=True, padrao="*.json"):
 
 def posicoes(medias):
     """A posição de cada média: 1 + quantas ficaram pelo menos EMPATE abaixo dela (menos
-    que isso é empate: o ruído de uma semente para outra). None: divergiu."""
+    que isso é empate: o ruído da média de três sementes). None: divergiu."""
     validas = [m for m in medias if m is not None]
     return [None if m is None else 1 + sum(o <= m - EMPATE for o in validas) for m in medias]
 
@@ -842,9 +842,9 @@ def placar(args) -> int:
         dizer(f"(a pasta {curto(pasta)} ainda não existe: ninguém se inscreveu)")
     dizer()
     mostrar_placar(entradas)
-    dizer("\n" + quebrar(f"= : empate, a menos de {num(EMPATE, 2)} bits (o ruído de uma semente "
-                  "para outra). tok/par: tokens de treino por parâmetro (o Chinchilla usou "
-                  "cerca de 20)."))
+    dizer("\n" + quebrar(f"= : empate, a menos de {num(EMPATE, 2)} bits (o ruído da média de "
+                         "três sementes). tok/par: tokens de treino por parâmetro (o Chinchilla "
+                         "usou cerca de 20)."))
     for arquivo, motivo in fora:
         dizer(quebrar(f"Fora do placar: {curto(arquivo)}: {motivo}"))
     if paginas.pedida(args):

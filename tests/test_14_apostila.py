@@ -9,7 +9,8 @@ import math
 import re
 import shlex
 
-from conftest import RAIZ, rodar_script
+from conftest import RAIZ
+from corrida import licao_inteira
 from comum import importar_licao
 from comum.console import inteiro, num
 from comum.licao import FIM_DO_CURSO, criar_parser
@@ -52,11 +53,11 @@ def test_os_numeros_das_regras():
 
 
 def test_o_que_a_apostila_diz_do_experimento_1_e_do_2():
-    r = rodar_script("14_corrida.py", "--so", "1,2", "--sem-figuras")
-    assert r.returncode == 0, r.saida[-2000:]
+    codigo, saida, erros = licao_inteira()              # a dos blocos (test_apostilas)
+    assert codigo == 0, saida[-2000:] + erros[-2000:]
     tabela = {m[0].strip(): [int(x.replace(".", "")) for x in m[1:4]] + [m[4]]
               for m in re.findall(r"^  (.{26})\s*([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d,]+)$",
-                                  r.saida, re.M)}
+                                  saida, re.M)}
     N0, _, p0, _ = tabela["a da lição 10"]
     N, _, p, tpp = tabela["menor: 2 blocos, d = 64"]
     assert round(N0 / N) == 7 and round(p / p0) == 7 and round(float(tpp.replace(",", "."))) == 48
@@ -65,7 +66,7 @@ def test_o_que_a_apostila_diz_do_experimento_1_e_do_2():
         tabela["maior: 6 blocos, d = 192"][0] / N0) == 3 and "o 3 vezes maior vê 0,09" in JUNTO
     assert round(tabela["contexto de 256"][1] / tabela["a da lição 10"][1]) == 5
     assert tabela["Llama, 2 cabeças de K/V"][2] - p0 == 82 and "cabem 82 passos a mais" in JUNTO
-    frases = " ".join(r.saida.split())
+    frases = " ".join(saida.split())
     b = re.search(r"Por token, o BPE parece pior \(([\d,]+) contra ([\d,]+)\).*? Por caractere, "
                   r"o mesmo texto, ele é melhor \(([\d,]+) contra ([\d,]+)\)", frases)
     assert b and f"pior que os caracteres ({b[1]} contra {b[2]} bits); por caractere, é melhor " \
@@ -77,7 +78,7 @@ def test_o_que_a_apostila_diz_do_experimento_1_e_do_2():
 def test_o_parameter_golf_como_os_autores_contaram():
     """fatos.md: 157.319.833 bytes na tabela contra 151.073.604 no texto decodificado."""
     assert f"{(157_319_833 / 151_073_604 - 1) * 100:.2f}".replace(".", ",") == "4,13"
-    assert "o denominador tinha 4,13 % de bytes a mais" in JUNTO
+    assert "achou o denominador com 4,13 % de bytes a mais" in JUNTO
     assert "#1271 e #1289" in JUNTO
 
 
@@ -130,6 +131,8 @@ def test_a_tabela_do_que_move_e_a_dos_registros():
         assert (menor, maior, media) == (num(min(exatos), 3), num(max(exatos), 3),
                                          num(r["media"], 3)), nome
     assert vistos == set(regs)
+    medias = sorted(r["media"] for r in regs.values())        # "muito menos que a distância"
+    assert min(b - a for a, b in zip(medias, medias[1:])) > 100 * L14.TOLERANCIA
 
 
 def test_o_que_a_secao_4_diz_sai_dos_registros():

@@ -45,7 +45,7 @@ def esperado(saida, registros, eixo, rotulo) -> dict[str, str]:
                   key=lambda r: (r["media"], r["nome"]))
     medias = [r["media"] for r in bons]
     pos = [1 + sum(o <= m - 0.01 for o in medias) for m in medias]
-    c = {"legenda": "= : empate, a menos de 0,01 bits (o ruído de uma semente para outra). "
+    c = {"legenda": "= : empate, a menos de 0,01 bits (o ruído da média de três sementes). "
                     "Tokens por parâmetro: o Chinchilla usou cerca de 20.",
          "fora": "Fora do placar: corrida-linha-de-base.json: orcamento: 4.001.366.016.000, não "
                  "o desta corrida (200.000.000) Fora do placar: editado.json: hash: não é o "

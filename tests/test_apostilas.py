@@ -74,8 +74,9 @@ VARIANTES = VARIANTES_CPU
 # Lições sem conta de ponto flutuante no PyTorch: a 01 não usa o torch (só o tokenizador)
 # e a 09 só o usa em tensores "meta" (contagem inteira de FLOPs); o resto é aritmética do
 # Python, que as variáveis da outra CPU não mudam. Nelas a variante não testaria nada. A 14
-# só cita nos blocos contagens de FLOPs, a régua de frequências (Python puro) e o placar dos
-# registros; as notas dos treinos dela têm o teste marcado com cpus em test_14_corrida.
+# só cita nos blocos contagens de FLOPs, a régua de frequências (Python puro), o placar dos
+# registros e vereditos do --conferir; as notas dos treinos dela têm o teste marcado com cpus
+# em test_14_corrida.
 SEM_CONTA_NO_TORCH = {"01_tokens", "09_scaling", "14_corrida"}
 
 

@@ -26,8 +26,8 @@ function campos({eixo}) {
     (DADOS.oficial ? "" : " (ORÇAMENTO DE TESTE: fora da corrida)") + ". Nota: bits por " +
     "caractere na validação, a média das sementes 0, 1 e 2 (menos é melhor). As contas são " +
     "as de lab/14_corrida.py (leia junto: apostilas/14_corrida.md).",
-    legenda: `= : empate, a menos de ${num(DADOS.empate, 2)} bits (o ruído de uma semente ` +
-      "para outra). Tokens por parâmetro: o Chinchilla usou cerca de 20.",
+    legenda: `= : empate, a menos de ${num(DADOS.empate, 2)} bits (o ruído da média de três ` +
+      "sementes). Tokens por parâmetro: o Chinchilla usou cerca de 20.",
     fora: DADOS.fora.map(([arquivo, motivo]) => `Fora do placar: ${arquivo}: ${motivo}`)
       .join(" ")};
   E.forEach((e, k) => {

@@ -55,3 +55,11 @@ def com_media(r, nome, media):
         x["bits_por_caractere"] = round(x["exato"], 6)
     copia["media"] = sum(x["exato"] for x in copia["sementes"]) / 3
     return copia
+
+
+def licao_inteira():
+    """A execução que tests/test_apostilas.py faz para os blocos da apostila 14 (--so 1,2,3,4,
+    a saída em UTF-8): os testes da lição e da apostila leem a mesma (uma vez na sessão)."""
+    r = rodar_script("14_corrida.py", "--so", "1,2,3,4", "--sem-figuras",
+                     env={"PYTHONIOENCODING": "utf-8"})
+    return r.returncode, r.stdout.decode("utf-8"), r.stderr.decode("utf-8", "replace")
