@@ -498,14 +498,15 @@ def conferir_registro(r, orcamento_=None):
 def ler_json(caminho):
     """O conteúdo de um arquivo JSON, ou uma mensagem que diz o que está errado nele."""
     try:
-        return json.loads(Path(caminho).read_text(encoding="utf-8"))
+        return json.loads(Path(caminho).read_text(encoding="utf-8-sig"))   # o BOM do Bloco de Notas
     except FileNotFoundError:
         raise Recusada(str(caminho), "o arquivo não existe (confira o caminho)") from None
     except UnicodeDecodeError:
         raise Recusada(str(caminho), "não está em UTF-8 (salve como UTF-8)") from None
     except json.JSONDecodeError as erro:
         raise Recusada(str(caminho), f"não é JSON válido: linha {erro.lineno}, coluna "
-                       f"{erro.colno} ({erro.msg})") from None
+                       f"{erro.colno} ({erro.msg}; no JSON, o decimal é com ponto, 0.001, e "
+                       "o texto vai entre aspas duplas)") from None
     except OSError as erro:
         raise Recusada(str(caminho), f"não consegui ler: {erro.strerror or erro}") from None
 
@@ -1175,6 +1176,7 @@ def exp_placar(licao):
         frase = (f"O primeiro tem mais parâmetros que a linha de base "
                  f"({inteiro(rm['parametros'])}): aqui, crescer rendeu mais que treinar mais.")
     dizer("\n" + quebrar(frase))
+    licao.pausa("a corrida na aula")
     dizer("\n" + quebrar("Na aula: cada um grava a sua inscrição, treina e manda o registro (o "
                   "arquivo .json de corrida/); o professor junta todos numa pasta e mostra o "
                   "placar (--placar PASTA, e --html para a página). No fim, a final: os "

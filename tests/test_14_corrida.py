@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,8 @@ import torch
 
 import sessao
 from conftest import RAIZ, ambiente_de_aluno, rodar_script
-from corrida import MINI, TESTE, com_media, corrida, gravar, licao_inteira, registro_mini
-from comum import importar_licao
-from comum.console import inteiro
+from corrida import MINI, com_media, corrida, gravar, licao_inteira, registro_mini
+from comum import importar_licao, uma_thread
 
 L09 = importar_licao("09_scaling")
 L10 = importar_licao("10_treino")
@@ -120,6 +118,17 @@ def test_inscricoes_fora_das_regras_dizem_o_campo(mudanca, campo):
     with pytest.raises(L14.Recusada) as erro:
         L14.conferir_inscricao(dados)
     assert erro.value.campo == campo, str(erro.value)
+
+
+def test_uma_inscricao_gravada_pelo_bloco_de_notas_e_lida(tmp_path):
+    """O Bloco de Notas do Windows grava UTF-8 com BOM; uma vírgula decimal dá uma dica."""
+    com_bom = tmp_path / "bom.json"
+    com_bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(L14.INSCRICAO_DA_LICAO_10).encode())
+    assert L14.ler_inscricao(com_bom) == L14.INSCRICAO_DA_LICAO_10
+    virgula = gravar(tmp_path, "v.json", {})
+    virgula.write_text('{"taxa": 0,001}', encoding="utf-8")
+    with pytest.raises(L14.Recusada, match="o decimal é com ponto, 0.001"):
+        L14.ler_inscricao(virgula)
 
 
 def test_arquivos_e_opcoes_errados_saem_com_2(tmp_path):
@@ -253,7 +262,8 @@ def test_um_registro_editado_nao_confere_e_diz_o_campo(registro, tmp_path, como,
 @pytest.mark.cpus  # a nota vem de um treino: em toda variante de CPU
 def test_as_notas_de_um_registro_em_outra_cpu_a_menos_de_1e_5():
     """O registro é feito uma vez na sessão (na variante que chegar primeiro); cada variante
-    treina as três sementes de novo, com as threads dela, e chega a menos de 1e-5. Na mesma
+    treina as três sementes de novo, como a lição (uma thread de conta), e chega a menos de
+    1e-5. Na mesma
     variante (a mesma inscrição duas vezes, a mesma máquina), as notas são as mesmas, bit a
     bit."""
     from filelock import FileLock
@@ -271,8 +281,10 @@ def test_as_notas_de_um_registro_em_outra_cpu_a_menos_de_1e_5():
     tok = L10.Caracteres()
     ids = torch.tensor(tok.codificar(treino))
     for x in feito["sementes"]:
-        modelo = L14.treinar(L14.novo_modelo(MINI, 128, x["semente"]), MINI, ids, x["semente"])
-        agora = L14.bits_por_caractere(modelo, tok, validacao, MINI["contexto"])
+        with uma_thread():                                  # como a lição treina: 1 thread
+            modelo = L14.treinar(L14.novo_modelo(MINI, 128, x["semente"]), MINI, ids,
+                                 x["semente"])
+            agora = L14.bits_por_caractere(modelo, tok, validacao, MINI["contexto"])
         assert abs(agora - x["exato"]) < 1e-5, (x["semente"], agora, x["exato"])
         if (pasta / "variante").read_text() == os.environ.get("LAB_TESTES_VARIANTE", "padrao"):
             assert agora == x["exato"]                      # a mesma máquina: os mesmos bits
