@@ -93,16 +93,22 @@ def test_o_llama_e_o_bpe_pagam_a_atencao_e_a_cabeca():
     assert L14.vocabulario(c) == V
 
 
-def test_um_passo_a_mais_e_recusado_antes_de_treinar(tmp_path):
+def test_um_passo_a_mais_e_recusado_antes_de_treinar(tmp_path, monkeypatch, capsys):
+    """A inscrição da lição 10 com 1.001 passos, no orçamento oficial: recusada com a conta e
+    os passos que cabem, saída 2, nada treinado e nada gravado (o --inscrever da lição, aqui
+    no processo do teste: a saída 2 num processo de verdade é a do teste seguinte)."""
+    from types import SimpleNamespace
+
     entrada = gravar(tmp_path, "a.json", {**L14.INSCRICAO_DA_LICAO_10, "passos": 1001})
-    r = rodar_script("14_corrida.py", "--inscrever", str(entrada), "--nome", "Ana",
-                     "--pasta", str(tmp_path / "turma"))
-    assert r.returncode == 2, r.saida + r.erros
-    texto = " ".join(r.saida.split())
+    treinou = []
+    monkeypatch.setattr(L14, "treinar_sementes", lambda *a, **k: treinou.append(a))
+    monkeypatch.delenv("LAB_CORRIDA_ORCAMENTO", raising=False)
+    args = SimpleNamespace(nome="Ana", inscrever=str(entrada), pasta=str(tmp_path / "turma"))
+    assert L14.inscrever(args) == 2
+    texto = " ".join(capsys.readouterr().out.split())
     assert "Recusada antes de treinar: passos: 1.001 passos x 4.001.366.016 FLOPs" in texto
     assert "cabem 1.000 passos" in texto
-    assert "Treinando" not in r.saida and not (tmp_path / "turma").exists()
-    assert not curtas(r)
+    assert not treinou and not (tmp_path / "turma").exists()
 
 
 @pytest.mark.parametrize("mudanca, campo", [
