@@ -25,8 +25,9 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opc
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
 from comum import TAMANHOS_GPT2, contar, dizer, inteiro, largura, num, quebrar, tamanho
-from comum.carregar_gpt2 import PREFIXO_HUB, memoria_disponivel
+from comum.carregar_gpt2 import PREFIXO_HUB
 from comum.console import unicode_ok
+from comum.hub import memoria_disponivel
 
 AVISOS = []  # o que não impede a aula, mas vale saber
 

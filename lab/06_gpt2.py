@@ -142,8 +142,9 @@ import time
 
 from comum import (TAMANHOS_GPT2, cientifico, comando, dizer, em_linhas, figuras, inteiro, num,
                    pct, plural, quebrar, tamanho, token)
-from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria, memoria_disponivel
+from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria
 from comum.console import citar, escritor
+from comum.hub import memoria_disponivel
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
 from comum import confere, contar
 from comum.pesos_gpt2 import BASE, FOLGA, TOLERANCIA, modelos, tokenizar

@@ -339,7 +339,7 @@ def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome,
     def importou():
         raise AssertionError("carregou (ou baixou) antes de conferir a memória")
 
-    monkeypatch.setattr(carregar_gpt2, "_importar_transformers", importou)
+    monkeypatch.setattr(carregar_gpt2, "importar_transformers", importou)
     li = encanamento.Licao("06", "teste", ["usa o GPT-2"], usa_gpt2={1})
     li.args = encanamento.criar_parser("x", "x", li.titulos).parse_args(["--modelo", nome])
     with pytest.raises(encanamento.ExperimentoPulado) as erro:

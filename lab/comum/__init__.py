@@ -15,6 +15,7 @@ cada assunto (`from comum.console import citar`):
     paginas      as páginas (--html) que abrem sem rede
     caminhos     RAIZ, PASTA_LAB, curto(caminho)
     rede         a rede e os certificados (downloads)
+    hub          o caminho até o modelo: o cache, o download, a memória livre
     carregar_gpt2, carregar_llama   os modelos do hub, do cache ou de uma pasta
     pesos_gpt2   os pesos do GPT-2 nas nossas peças, contar(modelo)
     codigo       --codigo da lição 06: as peças do modelo, com arquivo e linha
@@ -27,13 +28,13 @@ Nada aqui importa o torch: a primeira linha de uma lição sai antes dele.
 """
 from . import figuras, paginas
 from .caminhos import RAIZ, curto
-from .carregar_gpt2 import (REGRA_DE_CARACTERES, TAMANHOS_GPT2, ModeloIndisponivel,
-                            de_caracteres)
+from .carregar_gpt2 import REGRA_DE_CARACTERES, TAMANHOS_GPT2, de_caracteres
 from .conferir import conferir
 from .console import (Progresso, cientifico, comando, cronometrar, dizer, em_linhas, inteiro,
                       largura, legivel, limite, num, pct, plural, quebrar, tamanho, token)
 from .dispositivo import opcao_dispositivo, preparar_treino
 from .erros import ExperimentoPulado
+from .hub import ModeloIndisponivel
 from .licao import Licao, importar_licao
 from .opcoes import inteiro_entre, opcao, real_entre, texto_utf8
 from .otimizador import Adam
