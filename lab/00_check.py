@@ -217,7 +217,7 @@ def exp_tucano(licao):
                     "Hugging Face em outro disco (HF_HOME; README, \"Disco cheio\").")
     inicio = time.perf_counter()
     try:
-        modelo, _ = carregar_llama(TUCANO)
+        modelo, _ = carregar_llama(TUCANO, baixar_com="lab/00_check.py --tucano")
     except ModeloIndisponivel as erro:
         raise ExperimentoPulado(str(erro)) from None
     dizer(f"  {TUCANO}: {inteiro(contar(modelo))} parâmetros; pronto para a lição 13 em "

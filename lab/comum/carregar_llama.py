@@ -31,14 +31,24 @@ def _comando(nome: str) -> str:
     return LICAO_13 if nome == TUCANO else f"{LICAO_13} --modelo {nome}"
 
 
-def _como_baixar(nome: str) -> str:
+def _como_baixar(nome: str, baixar_com: str | None) -> str:
+    """O que fazer quando o modelo não está no cache. Na lição 13: rodá-la com internet, ou
+    dar ao --modelo dela uma pasta com o modelo. De outro script (baixar_com: o comando que
+    baixa, como o 'lab/00_check.py --tucano'): rodá-lo com internet; uma pasta só a lição 13
+    lê (o --modelo dos outros é o do GPT-2). Com HF_HUB_OFFLINE=1, entrar na internet não
+    resolve: a variável proíbe a rede, e é preciso tirá-la antes."""
+    if baixar_com is None:
+        comando, pasta = _comando(nome), ", ou aponte --modelo para uma pasta com o modelo salvo."
+    else:
+        comando, pasta = baixar_com, (". Com o modelo salvo numa pasta, é a lição 13 que o "
+                                      f"lê: rode {LICAO_13} --modelo PASTA.")
     if hub_offline():
         return ("A variável HF_HUB_OFFLINE=1 está definida e proíbe a rede: tire-a "
                 "(PowerShell: Remove-Item Env:HF_HUB_OFFLINE; Linux/macOS: unset "
-                f"HF_HUB_OFFLINE) e rode {_comando(nome)} com internet uma vez (ele baixa o "
-                "modelo para o cache), ou aponte --modelo para uma pasta com o modelo salvo.")
-    return (f"Conecte-se à internet e rode {_comando(nome)} uma vez (ele baixa o modelo "
-            "para o cache), ou aponte --modelo para uma pasta com o modelo salvo.")
+                f"HF_HUB_OFFLINE) e rode {comando} com internet uma vez (ele baixa o "
+                f"modelo para o cache){pasta}")
+    return (f"Conecte-se à internet e rode {comando} uma vez (ele baixa o modelo "
+            f"para o cache){pasta}")
 
 
 def _eh_hub(nome: str) -> bool:
@@ -144,17 +154,19 @@ def _conferir_pasta(nome: str, pasta: Path) -> None:
             "vira tokens.\nSalve também o tokenizador: tokenizador.save_pretrained(pasta).")
 
 
-def _refazer(nome: str, hub: bool) -> str:
-    return como_refazer(nome, hub, _comando(nome))
+def _refazer(nome: str, hub: bool, baixar_com: str | None = None) -> str:
+    return como_refazer(nome, hub, baixar_com or _comando(nome))
 
 
-def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
+def carregar_llama(nome: str, margem: float = 1.3, base: int = 0, baixar_com: str | None = None):
     """(LlamaForCausalLM em float32, tokenizador) de um id do hub ou de uma pasta.
 
     margem, base: a memória que a lição precisa é margem x os pesos em float32 + base bytes
-    (conferida antes de carregar ou baixar, quando o config.json já está aqui)."""
+    (conferida antes de carregar ou baixar, quando o config.json já está aqui). baixar_com:
+    o comando que a mensagem manda rodar com internet para baixar o modelo, quando quem
+    carrega não é a lição 13 (o 00_check: 'lab/00_check.py --tucano')."""
     hub = _conferir_nome(nome)
-    refazer = _refazer(nome, hub)        # o conselho para arquivos estragados
+    refazer = _refazer(nome, hub, baixar_com)        # o conselho para arquivos estragados
     if not hub:
         _conferir_pasta(nome, Path(nome))
     config = ler_config(nome)
@@ -210,7 +222,7 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
         if hub:
             raise ModeloIndisponivel(f"o modelo '{nome}' não está no cache deste computador e "
                                      f"não há acesso ao Hugging Face agora.\n"
-                                     f"{_como_baixar(nome)}") from None
+                                     f"{_como_baixar(nome, baixar_com)}") from None
         raise ModeloIndisponivel(f"não consegui carregar o modelo da pasta '{nome}' "
                                  f"({type(erro).__name__}).\n{refazer}") from None
     except Exception as erro:  # noqa: BLE001 - safetensors estragado levanta tipos variados
