@@ -147,7 +147,7 @@ from comum.console import citar, escritor
 from comum.hub import memoria_disponivel
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
 from comum import confere, contar
-from comum.pesos_gpt2 import BASE, FOLGA, TOLERANCIA, modelos, tokenizar
+from comum.montagem import BASE, FOLGA, TOLERANCIA, modelos, tokenizar
 
 NOVOS_TOKENS = 16
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")

@@ -146,7 +146,7 @@ def _definidos_na_peca(arvore, fonte) -> set[str]:
 def test_o_all_so_nomeia_o_que_a_peca_define(licao):
     """`__all__` é o que as lições seguintes importam: só a peça (o conceito), nunca um
     ajudante dos experimentos; o que várias lições usam dos experimentos mora no encanamento
-    (pesos_gpt2: modelos, tokenizar, confere, contar, a transposição das Conv1D)."""
+    (montagem: modelos, tokenizar, confere, contar; pesos_gpt2: a transposição das Conv1D)."""
     fonte = licao.read_text(encoding="utf-8")
     arvore = ast.parse(fonte)
     fora = [n for n in _todos(arvore) if n not in _definidos_na_peca(arvore, fonte)]

@@ -17,7 +17,8 @@ cada assunto (`from comum.console import citar`):
     rede         a rede e os certificados (downloads)
     hub          o caminho até o modelo: o cache, o download, a memória livre
     carregar_gpt2, carregar_llama   os modelos do hub, do cache ou de uma pasta
-    pesos_gpt2   os pesos do GPT-2 nas nossas peças, contar(modelo)
+    pesos_gpt2   os pesos do GPT-2 nas nossas peças e de volta (a transposição das Conv1D)
+    montagem     o nosso modelo sobre os pesos carregados: modelos, tokenizar, confere, contar
     codigo       --codigo da lição 06: as peças do modelo, com arquivo e linha
     conferir     a sua função contra a da lição (os exercícios das apostilas)
     otimizador   Adam e AdamW à mão (importar torch.optim custa 1 a 2 s)
@@ -36,9 +37,9 @@ from .dispositivo import opcao_dispositivo, preparar_treino
 from .erros import ExperimentoPulado
 from .hub import ModeloIndisponivel
 from .licao import Licao, importar_licao
+from .montagem import confere, contar
 from .opcoes import inteiro_entre, opcao, real_entre, texto_utf8
 from .otimizador import Adam
-from .pesos_gpt2 import confere, contar
 from .processo import em_paralelo
 from .ritmo import uma_thread
 
