@@ -146,8 +146,7 @@ from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria
 from comum.console import citar, escritor
 from comum.hub import memoria_disponivel
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
-from comum import confere, contar
-from comum.montagem import BASE, FOLGA, TOLERANCIA, modelos, tokenizar
+from comum.montagem import BASE, FOLGA, TOLERANCIA, confere, contar, modelos, tokenizar
 
 NOVOS_TOKENS = 16
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")
