@@ -206,9 +206,9 @@ def test_toda_conferencia_impressa_passa_por_verificar(licao):
 def test_o_encanamento_nao_importa_torch_no_topo():
     """A primeira linha sai antes do torch: nenhum módulo do encanamento o importa no
     topo (só dentro das funções que o usam)."""
-    for arquivo in (RAIZ / "lab").glob("*.py"):
-        if arquivo.name[:2].isdigit():
-            continue
+    modulos = sorted((RAIZ / "lab" / "comum").glob("*.py"))
+    assert len(modulos) > 10 and any(p.name == "licao.py" for p in modulos)
+    for arquivo in modulos:
         for no in _arvore(arquivo).body:
             nomes = ([a.name for a in no.names] if isinstance(no, ast.Import) else
                      [no.module or ""] if isinstance(no, ast.ImportFrom) else [])
