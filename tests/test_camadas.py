@@ -12,6 +12,7 @@ uma lição que passa a usar um nome não muda nem a fachada nem as outras liç�
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -22,6 +23,12 @@ from conftest import ENCANAMENTO, RAIZ
 LIMITE_DE_LINHAS = 500
 MODULOS = {p.stem: p for p in ENCANAMENTO if p.stem != "__init__"}
 LICOES = sorted((RAIZ / "lab").glob("[0-9][0-9]_*.py"))
+
+
+@functools.lru_cache(maxsize=None)
+def _arvore(caminho):
+    """A árvore sintática do arquivo, lida uma vez por processo (os testes só a percorrem)."""
+    return ast.parse(caminho.read_text(encoding="utf-8"))
 
 
 def imports(caminho) -> set[str]:
@@ -138,7 +145,7 @@ def _imports_das_licoes():
     todos = {}
     for licao in LICOES:
         lista = todos.setdefault(licao.name, [])
-        for no in ast.walk(ast.parse(licao.read_text(encoding="utf-8"))):
+        for no in ast.walk(_arvore(licao)):
             if isinstance(no, ast.Import):
                 lista += [(a.name, []) for a in no.names]
             elif isinstance(no, ast.ImportFrom):
@@ -159,8 +166,9 @@ FACHADA = RAIZ / "lab" / "comum" / "__init__.py"
 
 def _todos(caminho) -> set[str] | None:
     """O __all__ de um arquivo (lido na árvore sintática), ou None se ele não tem um."""
-    for no in ast.parse(caminho.read_text(encoding="utf-8")).body:
-        if isinstance(no, ast.Assign) and [getattr(a, "id", "") for a in no.targets] == ["__all__"]:
+    for no in _arvore(caminho).body:
+        alvos = [getattr(alvo, "id", "") for alvo in getattr(no, "targets", [])]
+        if isinstance(no, ast.Assign) and alvos == ["__all__"]:
             return set(ast.literal_eval(no.value))
     return None
 
@@ -174,7 +182,7 @@ def test_todo_modulo_diz_o_que_e_publico():
     assert not sem, f"sem __all__: {sem}"
     for nome, caminho in MODULOS.items():
         existem = set()
-        for no in ast.parse(caminho.read_text(encoding="utf-8")).body:
+        for no in _arvore(caminho).body:
             if isinstance(no, (ast.FunctionDef, ast.ClassDef)):
                 existem.add(no.name)
             elif isinstance(no, (ast.Assign, ast.AnnAssign)):
@@ -185,10 +193,10 @@ def test_todo_modulo_diz_o_que_e_publico():
         assert PUBLICOS[nome] <= existem, f"{nome}: __all__ cita {PUBLICOS[nome] - existem}"
 
 
-def _nomes_importados(fonte: str):
+def _nomes_importados(arvore):
     """[(módulo do encanamento, nome, linha)] de cada `from comum[.x] import` e `from .x
-    import` da fonte; módulo "" é a fachada."""
-    for no in ast.walk(ast.parse(fonte)):
+    import` da árvore; módulo "" é a fachada."""
+    for no in ast.walk(arvore):
         if isinstance(no, ast.ImportFrom) and (no.level or (no.module or "").startswith(
                 "comum")):
             modulo = (no.module or "").removeprefix("comum").strip(".")
@@ -199,18 +207,17 @@ def _nomes_importados(fonte: str):
 def test_nenhum_modulo_importa_o_privado_de_outro():
     """Um ajudante que dois módulos usam é público no módulo dele (como hub.py reúne o que
     carregar_gpt2 e carregar_llama dividiam): `from .carregar_gpt2 import _x` é a casa errada."""
-    assert list(_nomes_importados("from .a import _b\nfrom comum.c import d\n")) == [
+    assert list(_nomes_importados(ast.parse("from .a import _b\nfrom comum.c import d\n"))) == [
         ("a", "_b", 1), ("c", "d", 2)]
     for nome, caminho in [*MODULOS.items(), ("__init__", FACHADA)]:
-        for modulo, importado, linha in _nomes_importados(caminho.read_text(encoding="utf-8")):
+        for modulo, importado, linha in _nomes_importados(_arvore(caminho)):
             assert not importado.startswith("_"), f"{nome}.py:{linha}: {modulo}.{importado}"
 
 
 def test_a_fachada_nao_define_nada_e_e_a_lista_por_assunto():
     """comum/__init__.py só importa e lista o __all__; o __all__ é a tabela "A fachada, por
     assunto" da docstring, nome por nome; cada nome é público no módulo de onde vem."""
-    fonte = FACHADA.read_text(encoding="utf-8")
-    arvore = ast.parse(fonte)
+    arvore = _arvore(FACHADA)
     for no in arvore.body[1:]:                                   # depois da docstring
         alvos = getattr(no, "targets", [])
         assert isinstance(no, ast.ImportFrom) or (
@@ -218,7 +225,7 @@ def test_a_fachada_nao_define_nada_e_e_a_lista_por_assunto():
             f"comum/__init__.py:{no.lineno} define algo (só importa e lista o __all__)")
     exporta = _todos(FACHADA)
     importados = set()
-    for modulo, nome, linha in _nomes_importados(fonte):
+    for modulo, nome, linha in _nomes_importados(arvore):
         importados.add(nome)
         assert (nome in MODULOS and not modulo) or nome in PUBLICOS[modulo], (
             f"comum/__init__.py:{linha}: {nome} não está no __all__ de {modulo}")
@@ -237,7 +244,7 @@ def test_as_licoes_so_pegam_nomes_publicos_do_encanamento():
     `comum.x`, um nome do __all__ de x, seja ou não da fachada. Nenhum `_nome`."""
     fachada = _todos(FACHADA)
     for licao in LICOES:
-        for modulo, nome, linha in _nomes_importados(licao.read_text(encoding="utf-8")):
+        for modulo, nome, linha in _nomes_importados(_arvore(licao)):
             if not modulo:
                 assert nome in fachada or nome in MODULOS, (
                     f"{licao.name}:{linha}: {nome} não está na fachada (de comum.x, então)")

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 import pytest
@@ -29,7 +30,9 @@ DO_ENCANAMENTO = {"limite", "token", "cronometrar", "em_linhas", "plural", "cita
 SIM_NAO = re.compile(r"^\s*(sim|não|NÃO|confere|NÃO confere|não confere)\b")
 
 
+@functools.lru_cache(maxsize=None)
 def _arvore(caminho):
+    """A árvore sintática do arquivo, lida uma vez por processo (os testes só a percorrem)."""
     return ast.parse(caminho.read_text(encoding="utf-8"), filename=str(caminho))
 
 
