@@ -228,9 +228,14 @@ def _conferir_nome(nome: str) -> tuple[bool, Path]:
     return hub, pasta
 
 
+_AVISADO = []  # o aviso abaixo sai uma vez por execução (a 13 carrega dois tokenizadores)
+
+
 def _importar_transformers():
-    """Importa o transformers (devagar: por isso avisa antes) e cala os avisos dele."""
-    dizer("(carregando o transformers...)")
+    """Importa o transformers (devagar: por isso avisa antes, uma vez) e cala os avisos dele."""
+    if not _AVISADO:
+        dizer("(carregando o transformers...)")
+        _AVISADO.append(True)
     try:
         import transformers
         from transformers.utils import logging as hf_logging
