@@ -92,9 +92,11 @@ def test_o_titulo_e_o_ano_do_modelo():
     2026": é de 2024, com o desenho do Llama 2, e a apostila diz o que é de hoje e o que não."""
     titulo = L13.__doc__.splitlines()[0].split(" (leia junto")[0]
     assert APOSTILA.startswith(f"# {titulo}\n") and titulo == "Lição 13 · Um Llama que fala português: o Tucano"
-    for arquivo in ("README.md", "apostilas/README.md", "apostilas/12_escala.md",
-                    "apostilas/13_tucano.md", "lab/13_tucano.py"):
-        assert "modelo de 2026" not in (RAIZ / arquivo).read_text(encoding="utf-8"), arquivo
+    for arquivo in ("README.md", "apostilas/README.md", "apostilas/11_inducao.md",
+                    "apostilas/12_escala.md", "apostilas/13_tucano.md", "lab/13_tucano.py"):
+        texto = " ".join((RAIZ / arquivo).read_text(encoding="utf-8").split())
+        assert "modelo de 2026" not in texto and "modelo inteiro de 2026" not in texto, arquivo
+        assert "nunca leu inglês" not in texto, arquivo
     diz("O Tucano-160m saiu em 2024 (o artigo, em 2025) com o desenho do Llama 2, de 2023")
     diz("A atenção não é de hoje.")
 
@@ -108,6 +110,14 @@ def test_os_tokens_do_treino_e_o_quase_so_portugues():
         "524.288 tokens cada")
     assert "nunca leu" not in TEXTO and "só leu português" not in TEXTO
     assert "leu quase só português" in L13.__doc__ and "leu quase só português" in TEXTO
+
+
+def test_o_texto_vale_para_os_experimentos_2_a_5():
+    """--texto muda a frase dos experimentos 2 a 5 (o 3 a corta nos dois tokenizadores:
+    test_13_tucano confere na tela); a ajuda e a apostila dizem o mesmo."""
+    ajuda = rodar_script("13_tucano.py", "--help").saida
+    assert "a frase dos experimentos 2 a 5" in " ".join(ajuda.split())
+    diz("`--texto` troca a frase dos experimentos 2 a 5.")
 
 
 def test_a_regra_do_imposto_e_a_do_codigo():
