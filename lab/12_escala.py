@@ -206,11 +206,11 @@ def dizer_a_fracao(fracao, padrao):
                       "o que a máquina faz mais depressa."))
     elif padrao:
         dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: abaixo dos 30 % "
-                      "que este modelo costuma render numa CPU livre (outro programa usando a "
+                      "que se espera deste modelo numa CPU livre (outro programa usando a "
                       "CPU, ou um notebook em modo de economia?)."))
     else:
         dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá, abaixo dos 30 % "
-                      "que o modelo padrão costuma render numa CPU livre. Com outro tamanho, "
+                      "que se espera do modelo padrão numa CPU livre. Com outro tamanho, "
                       "os 30 % não servem de régua: num modelo menor, o que não é produto de "
                       "matrizes pesa mais (o exercício 2)."))
     dizer(quebrar("O resto do tempo vai para o que não é produto de matrizes: LayerNorm, "

@@ -48,7 +48,7 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
     assert "6ND FLOPs" in texto and f"N = {N:,})".replace(",", ".") in texto
     # d = 16 rende bem menos que 30 % do matmul: o aviso fala do tamanho, não da máquina,
     # e manda ao exercício da apostila que mede isso (o 2, "FLOP/s e a largura")
-    assert "abaixo dos 30 % que o modelo padrão costuma render numa CPU livre" in texto
+    assert "abaixo dos 30 % que se espera do modelo padrão numa CPU livre" in texto
     assert "os 30 % não servem de régua" in texto and "outro programa" not in texto
     assert "(o exercício 2)." in texto and "2. **FLOP/s e a largura.**" in (
         RAIZ / "apostilas" / "12_escala.md").read_text(encoding="utf-8")
