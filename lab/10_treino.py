@@ -247,7 +247,7 @@ import sys
 import time
 
 from comum import (Progresso, cientifico, comando, contar, curto, dizer, figuras, legivel,
-                   limite, num, pct, plural, preparar_treino, quebrar)
+                   limite, num, pct, plural, preparar_treino, quebrar, uma_thread)
 from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
 from comum.processo import ao_interromper_durante
 from comum.ritmo import Ritmo
@@ -601,7 +601,8 @@ def so_amostrar(args):
           f"{args.semente}):\n")
     geradores = [torch.Generator().manual_seed(args.semente)]
     inicio = torch.tensor([tok.codificar(args.texto) or [tok.ids["\n"]]])
-    saida = amostrar(modelo, inicio, NOVOS * 2, config["contexto"], geradores, TEMPERATURA)
+    with uma_thread():   # um caractere por vez num modelo pequeno: repartir só faz esperar
+        saida = amostrar(modelo, inicio, NOVOS * 2, config["contexto"], geradores, TEMPERATURA)
     for linha in tok.decodificar(saida[0].tolist()).split("\n"):
         dizer(quebrar(linha) if linha.strip() else "")
     return 0

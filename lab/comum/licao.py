@@ -106,6 +106,8 @@ def limpar_tela() -> None:
 class Licao:
     """Descreve uma lição e roda seus experimentos com as convenções do lab."""
 
+    proximo_no_resumo = True    # o resumo termina com o próximo passo (dizer_o_proximo_passo)
+
     def __init__(self, numero: str, titulo: str, experimentos, usa_gpt2=(), opcoes=(),
                  rotulo: str = "Experimento", modulo: str = "__main__",
                  modelo_padrao: str | None = None):
@@ -378,6 +380,14 @@ class Licao:
         if self.falhos:
             dizer(quebrar(f"Corrija o que falhou ({self._onde_ler()}) e rode de novo."))
             return 1
+        if self.proximo_no_resumo:
+            self.dizer_o_proximo_passo()
+        return 1 if self.pulados else 0
+
+    def dizer_o_proximo_passo(self) -> None:
+        """A linha "Próximo passo: a lição seguinte" (ou, na última, o fim do curso), no resumo;
+        uma lição com proximo_no_resumo = False (a 00, que só aponta a lição 01 depois do
+        "Pronto") o chama ela mesma."""
         script, apostila, escrevendo = proxima_licao(self.numero)
         if script:
             dizer(quebrar(f"Próximo passo: {script} (leia {apostila})."))
@@ -385,7 +395,6 @@ class Licao:
             dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
         if not script and not self.args.so:   # a última lição, rodada inteira
             self._fechar_curso()
-        return 1 if self.pulados else 0
 
     def _onde_ler(self) -> str:
         """O que a mensagem acima de uma falha diz: o arquivo e a linha (um erro no código)
