@@ -36,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import desafio
 from .caminhos import PASTA_LAB, RAIZ
 from .console import (cano_fechado, console, cortar, dizer, largura, num, perguntar, plural,
                       preparar_saida, quebrar)
@@ -177,8 +178,8 @@ class Licao:
         instalar_ctrl_c()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes, com_modelo=bool(self.usa_gpt2),
-                         modelo_padrao=self.modelo_padrao)
+                         [*self.opcoes, desafio.opcoes(self.numero)],
+                         com_modelo=bool(self.usa_gpt2), modelo_padrao=self.modelo_padrao)
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")
@@ -191,6 +192,7 @@ class Licao:
                 p.error(f"--so: não há experimento {', '.join(map(str, fora))} "
                         f"(há de 1 a {len(self.titulos)})")
         dizer(f"Lição {self.numero} · {self.titulo}")
+        desafio.despachar(self.numero, self.args, p)   # --desafio roda o desafio e sai
         dizer("(carregando o PyTorch...)")
         return self.args
 
@@ -447,4 +449,5 @@ def importar_licao(nome: str):
     modulo = importlib.util.module_from_spec(spec)
     sys.modules[modulo_nome] = modulo
     spec.loader.exec_module(modulo)
+    desafio.substituir(nome, modulo)       # --com-o-seu: a peça do aluno no lugar da lição
     return modulo

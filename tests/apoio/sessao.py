@@ -188,7 +188,7 @@ def _volatil(nome: str) -> bool:
 
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
-SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR"}
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_DESAFIOS", "LAB_PRAZO_DO_DESAFIO"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
