@@ -374,3 +374,117 @@ def test_o_aluno_num_processo_de_verdade(tmp_path):
     (pasta / f"{d.chave}.py").write_text(_arquivo_com(d, _lembrar(d.chave)), encoding="utf-8")
     codigo, saida = rodar()
     assert codigo == 0 and "Passou" in saida
+
+
+COM_O_SEU = [(c, x) for c in CHAVES for x in desafios.carregar(c).com_o_seu]
+
+
+@pytest.mark.parametrize("chave, alvo", COM_O_SEU, ids=[f"{c}-{x[0][:2]}" for c, x in COM_O_SEU])
+def test_a_licao_seguinte_com_a_peca_do_aluno(chave, alvo, tmp_path_factory, gpt2_pequeno):
+    """--com-o-seu: com a peça certa, a lição seguinte diz que ela confere e roda como sempre
+    (saída 0); com um defeito do catálogo, diz numa linha que não confere, e a
+    autoverificação da lição seguinte mostra o efeito (saída 1)."""
+    from conftest import modelo_compartilhado
+    from modelos_de_teste import construir_llama
+
+    d = desafios.carregar(chave)
+    script, _olhar, *extra = alvo
+    modelo = (modelo_compartilhado("llama_tucano", lambda p: construir_llama(p, "tucano"))
+              if script.startswith("13") else gpt2_pequeno)
+    certo = pasta_com_certo(tmp_path_factory.mktemp("certo"), chave)
+    r = rodar_script(script, "--com-o-seu", d.licao, *extra, "--modelo", str(modelo),
+                     "--sem-figuras", env={"LAB_DESAFIOS": certo})
+    assert r.returncode == 0, r.saida[-2000:]
+    assert f"Com o seu {d.funcao}()" in r.saida and "confere com a referência" in r.saida
+    errado = tmp_path_factory.mktemp("errado")
+    defeito = d.defeitos[0]
+    chamada = ", ".join(inspect.signature(d.modelo).parameters)
+    (errado / f"{chave}.py").write_text(_arquivo_com(d, (
+        f"    from desafios import carregar\n"
+        f"    return carregar({chave!r}).versao({defeito.ajustes!r}, {chamada})\n")),
+        encoding="utf-8")
+    r = rodar_script(script, "--com-o-seu", d.licao, *extra, "--modelo", str(modelo),
+                     "--sem-figuras", env={"LAB_DESAFIOS": str(errado)})
+    assert "ainda NÃO confere" in " ".join(r.saida.split()), r.saida[-2000:]
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros, r.saida[-2000:]
+
+
+# ---------------------------------------------------------------- o quadro e a turma
+def test_o_quadro_lista_todos_os_desafios_e_o_estado_de_cada(meus_desafios, capsys):
+    from desafios import painel
+
+    d = desafios.carregar(CHAVES[0])
+    meus_desafios.mkdir()
+    aluno.arquivo(d).write_text(_arquivo_com(d, _lembrar(d.chave)), encoding="utf-8")
+    assert painel.main([]) == 0
+    antes = capsys.readouterr().out
+    assert "escrito, ainda não conferido" in antes
+    assert linha_de_comando.conferir_um(d, _args(desafio=d.nome)) == 0
+    capsys.readouterr()
+    assert painel.main([]) == 0
+    saida = capsys.readouterr().out
+    for chave in CHAVES:
+        assert f"{chave[:2]}     {chave[3:]}" in saida
+    assert f"{d.nome}" in saida and "confere (" in saida
+    assert f"Os desafios do laboratório: {len(CHAVES)}," in saida
+    with open(aluno.arquivo(d), "a", encoding="utf-8") as f:
+        f.write("# mexi\n")
+    painel.main([])
+    assert "editado depois da última conferência" in capsys.readouterr().out
+
+
+def test_a_turma_num_processo_por_licao_e_o_csv(tmp_path, capsys):
+    """Dois alunos: um certo, um com um defeito do catálogo; a pasta deles não muda."""
+    import csv
+
+    from desafios import painel
+
+    d = desafios.carregar(CHAVES[0])
+    chamada = ", ".join(inspect.signature(d.modelo).parameters)
+    defeito = d.defeitos[0]
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "bia" / "meus_desafios").mkdir(parents=True)
+    (tmp_path / "ana" / f"{d.chave}.py").write_text(_arquivo_com(d, _lembrar(d.chave)),
+                                                    encoding="utf-8")
+    (tmp_path / "bia" / "meus_desafios" / f"{d.chave}.py").write_text(_arquivo_com(d, (
+        f"    from desafios import carregar\n"
+        f"    return carregar({d.chave!r}).versao({defeito.ajustes!r}, {chamada})\n")),
+        encoding="utf-8")
+    antes = sorted(p.name for p in tmp_path.rglob("*"))
+    assert painel.main(["--turma", str(tmp_path)]) == 0
+    saida = " ".join(capsys.readouterr().out.split())
+    assert "ana: 1 de 1 escritos conferem." in saida
+    assert f"bia: 0 de 1 escritos conferem; não: {d.chave} ({defeito.nome})." in saida
+    assert "roda o código dos alunos" in saida
+    assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(antes + ["turma.csv"])
+    linhas = list(csv.DictReader(open(tmp_path / "turma.csv", encoding="utf-8")))
+    assert [(l["aluno"], l["confere"], l["diagnostico"]) for l in linhas] == [
+        ("ana", "sim", "passou"), ("bia", "não", defeito.nome)]
+    assert all(len(l["hash_do_arquivo"]) == 16 and l["versao_do_lab"] for l in linhas)
+
+
+def test_mostrar_defeito_com_pausa_no_terminal(tmp_path):
+    """O professor no projetor (tmux 80 x 30): --pausa para antes do estágio 2, do 3 e do
+    veredito; cada pausa diz o que vem, e o diagnóstico sai depois da última."""
+    import shutil
+    import sys
+
+    from terminal import Tela
+
+    if shutil.which("tmux") is None:
+        pytest.skip("sem tmux")
+    d = desafios.carregar(CHAVES[0])
+    script = f"lab/{next((RAIZ / 'lab').glob(f'{d.licao}_*.py')).name}"
+    defeito = d.defeitos[0]
+    comando = (f"cd {shlex.quote(str(RAIZ))} && {shlex.quote(sys.executable)} {script} "
+               f"--desafio {d.nome} --mostrar-defeito {defeito.nome} --pausa")
+    tela = Tela(tmp_path, comando)
+    try:
+        avisos = [aviso for _, _, aviso in tela.pausas()]
+        fim = "\n".join(tela.linhas())
+    finally:
+        tela.fechar()
+    assert [a.split("  (r:")[0] for a in avisos] == [
+        "[Enter] estágio 2: o mecanismo, um caso de cada vez",
+        "[Enter] estágio 3: contra a referência", "[Enter] o veredito"], avisos
+    assert "fim: 0" in fim and "Diagnóstico:" in fim, fim

@@ -173,5 +173,5 @@ DESAFIO = Desafio(
     substituir=lambda sua: {"03_attention": {
         "atencao": lambda q, k, v, causal=False: (sua(q, k, v, causal),
                                                   L03.pesos_de_atencao(q, k, causal))}},
-    com_o_seu=[("06_gpt2.py", "os logits do GPT-2 contra os do transformers")],
+    com_o_seu=[("06_gpt2.py", "os logits do GPT-2 contra os do transformers", "--so", "2")],
 )

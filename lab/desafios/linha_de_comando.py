@@ -105,6 +105,8 @@ def mostrar_conferencia(desafio, d, pausa=None) -> None:
         for sonda, dif in zip(d.sondas, d.diferencas):
             if sonda.estagio == estagio:
                 dizer(cortar(f"  {'confere' if dif is None else 'NÃO    '}  {sonda.descricao}"))
+    if pausa:
+        pausa("o veredito")
     dizer()
     if d.passou:
         dizer(quebrar(f"Passou: as {len(d.sondas)} sondas conferem com a referência da lição "
@@ -144,6 +146,7 @@ def conferir_um(desafio, args) -> int:
         funcao = aluno.ler(desafio, caminho)
     except aluno.ArquivoComErro as erro:
         dizer(str(erro))
+        aluno.registrar(desafio, caminho, False, 0, 0, "o arquivo não carrega")
         return 1
     from .motor import diagnosticar
 
@@ -151,16 +154,17 @@ def conferir_um(desafio, args) -> int:
     if ainda_nao_escrita(d):
         dizer(quebrar(f"Ainda não escrita: {curto(caminho)} ainda tem o raise do modelo. "
                       f"Escreva a conta de {desafio.funcao}() no lugar dele e rode de novo."))
+        aluno.registrar(desafio, caminho, False, 0, len(d.sondas), "ainda não escrita")
         return 1
     mostrar_conferencia(desafio, d, _pausa(args))
     diagnostico = ("passou" if d.passou else
                    "+".join(x.nome for x in d.defeitos) or d.motivo)
     aluno.registrar(desafio, caminho, d.passou, d.conferem, len(d.sondas), diagnostico)
     if d.passou:
-        for script, olhar in desafio.com_o_seu[:1]:
+        for script, olhar, *extra in desafio.com_o_seu[:1]:
             dizer(quebrar(f"Agora rode a lição {script[:2]} com a sua peça no lugar da da "
                           f"lição {desafio.licao} ({olhar}):"))
-            dizer(comando(script, "--com-o-seu", desafio.licao))
+            dizer(comando(script, "--com-o-seu", desafio.licao, *extra))
         return 0
     dizer("Corrija e rode de novo:")
     dizer(comando(_script(desafio.licao), "--desafio", desafio.nome))
@@ -263,7 +267,7 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
         caminho = aluno.arquivo(desafio)
         if not caminho.exists():
             dizer(quebrar(f"--com-o-seu {licao}: você ainda não escreveu {desafio.funcao}() "
-                          f"(rode {_script(licao)} --desafio {desafio.nome}); segue a da "
+                          f"(rode lab/{_script(licao)} --desafio {desafio.nome}); segue a da "
                           "lição."))
             continue
         try:
@@ -274,8 +278,8 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
             sys.exit(1)
         veredito = ("confere com a referência" if d.passou else
                     f"ainda NÃO confere ({d.conferem} de {len(d.sondas)} sondas; rode "
-                    f"{_script(licao)} --desafio {desafio.nome}): os números abaixo mostram "
-                    "o efeito")
+                    f"lab/{_script(licao)} --desafio {desafio.nome}): os números abaixo "
+                    "mostram o efeito")
         dizer(quebrar(f"Com o seu {desafio.funcao}() ({curto(caminho)}) no lugar do da lição "
                       f"{licao}: {veredito}."))
         for nome_da_licao, trocas in desafio.substituir(funcao).items():
