@@ -25,8 +25,9 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opc
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
 from comum import TAMANHOS_GPT2, contar, dizer, inteiro, largura, num, quebrar, tamanho
-from comum.carregar_gpt2 import PREFIXO_HUB, memoria_disponivel
+from comum.carregar_gpt2 import PREFIXO_HUB
 from comum.console import unicode_ok
+from comum.hub import memoria_disponivel
 
 AVISOS = []  # o que não impede a aula, mas vale saber
 
@@ -216,7 +217,7 @@ def exp_tucano(licao):
                     "Hugging Face em outro disco (HF_HOME; README, \"Disco cheio\").")
     inicio = time.perf_counter()
     try:
-        modelo, _ = carregar_llama(TUCANO)
+        modelo, _ = carregar_llama(TUCANO, baixar_com="lab/00_check.py --tucano")
     except ModeloIndisponivel as erro:
         raise ExperimentoPulado(str(erro)) from None
     dizer(f"  {TUCANO}: {inteiro(contar(modelo))} parâmetros; pronto para a lição 13 em "

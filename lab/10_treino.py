@@ -159,6 +159,9 @@ def amostrar(modelo, ids, novos, T, geradores, temperatura=0.8):
     return ids
 
 
+CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"   # onde o treino grava (a 11 o lê)
+
+
 def salvar(arquivo, modelo, config, **extra):
     """Grava o checkpoint: a configuração, os pesos e o que mais vier (passo, perdas).
     Primeiro num arquivo temporário, depois troca o nome: um Ctrl+C no meio da gravação
@@ -233,8 +236,8 @@ def configuracao(args):
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["treinar", "passo_de_treino", "taxa", "passos_de_aquecimento", "lote", "perda",
            "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "lotes_fixos", "amostrar",
-           "salvar", "carregar", "novo_modelo", "configuracao", "texto_de_treino",
-           "dados"]
+           "CHECKPOINT_PADRAO", "salvar", "carregar", "novo_modelo", "configuracao",
+           "texto_de_treino", "dados"]
 
 
 # ============================================================ os experimentos
@@ -329,9 +332,6 @@ def exp_modelo(licao):
 
 
 # ============================================================ experimento 3
-CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"
-
-
 def caminho_checkpoint(args):
     return Path(args.checkpoint).resolve() if args.checkpoint else CHECKPOINT_PADRAO
 

@@ -178,7 +178,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, figuras,
+from comum import (ExperimentoPulado, Progresso, cientifico, comando, curto, dizer, figuras,
                    inteiro, num, plural, quebrar, uma_thread)
 from comum.processo import adiantar
 
@@ -193,9 +193,6 @@ ANTERIOR = 0.15          # cabeça de token anterior: o dobro do peso espalhado 
 QUEBRA = 0.5             # a cópia quebrou: a perda repetida passa da metade de ln V
 FIXO = 24                # o período da armadilha do experimento 4
 PASSOS_FIXO = 300        # passos da armadilha
-CHECKPOINT_10 = RAIZ / "checkpoints" / "10_gpt.pt"
-COMANDO_10 = ("rode .venv\\Scripts\\python.exe lab\\10_treino.py (Windows) ou "
-              ".venv/bin/python lab/10_treino.py (Linux/macOS)")
 
 
 def paragrafo(texto):
@@ -830,19 +827,28 @@ def mostrar_busca(notas, anteriores, aleatoria, repetida, piso, V_, top=5):
     return fortes, copia
 
 
+def sem_o_modelo_da_10(arquivo, motivo):
+    """O experimento 5 pulado: o comando que treina o modelo da lição 10 nesse arquivo (o
+    experimento 3 dela grava o checkpoint), e o motivo."""
+    extra = () if arquivo == L10.CHECKPOINT_PADRAO else ("--checkpoint", curto(arquivo))
+    dizer(quebrar("O experimento lê o modelo que o treino da lição 10 grava (cerca de 1 "
+                  "minuto):") + "\n" + comando("10_treino.py", *extra))
+    return ExperimentoPulado(f"{motivo}\nTreine o modelo com o comando acima e rode esta "
+                             "lição de novo.")
+
+
 @LICAO.experimento(5)
 def exp_seu_gpt(licao):
-    arquivo = Path(licao.args.checkpoint).resolve() if licao.args.checkpoint else CHECKPOINT_10
+    arquivo = (Path(licao.args.checkpoint).resolve() if licao.args.checkpoint
+               else L10.CHECKPOINT_PADRAO)
     try:
         modelo, tok, ck = L10.carregar(arquivo)
     except FileNotFoundError:
-        raise ExperimentoPulado(
-            f"não achei o modelo da lição 10 ({curto(arquivo)}). Para treiná-lo (cerca de 1 "
-            f"minuto), {COMANDO_10}; depois, rode esta lição de novo.") from None
+        raise sem_o_modelo_da_10(arquivo, f"não achei o modelo da lição 10 "
+                                          f"({curto(arquivo)}).") from None
     except Exception as erro:  # noqa: BLE001 - um arquivo que não é checkpoint da 10
-        raise ExperimentoPulado(f"{curto(arquivo)} não é um checkpoint da lição 10 "
-                                f"({type(erro).__name__}); ele sai do experimento 3 dela: "
-                                f"{COMANDO_10}.") from None
+        raise sem_o_modelo_da_10(arquivo, f"{curto(arquivo)} não é um checkpoint da lição 10 "
+                                          f"({type(erro).__name__}).") from None
     cfg = ck["config"]
     dizer(f"O seu GPT da lição 10 ({arquivo.name}, passo {inteiro(ck.get('passo', 0))}): "
           f"{cfg['camadas']} blocos,\nd = {cfg['largura']}, {cfg['cabecas']} cabeças, "

@@ -179,10 +179,9 @@ import sys
 import time
 
 from comum import (ExperimentoPulado, ModeloIndisponivel, carregar_llama, confere, contar, dizer,
-                   em_linhas, em_paralelo, inteiro, legivel, limite, num, pct, quebrar, tamanho,
-                   token, uma_thread)
+                   em_linhas, em_paralelo, inteiro, legivel, limite, montagem, num, pct, quebrar,
+                   tamanho, token, uma_thread)
 from comum.carregar_gpt2 import carregar_tokenizador
-from comum.pesos_gpt2 import BASE, FOLGA
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
 L11 = importar_licao("11_inducao")     # a tarefa de cópia e as notas das cabeças
@@ -199,19 +198,9 @@ SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça
 
 
 def modelos(licao):
-    """(nosso Llama, LlamaForCausalLM, tokenizador), carregados uma vez por execução."""
-    def carregar():
-        try:
-            hf, tok = carregar_llama.carregar_llama(licao.args.modelo, margem=FOLGA, base=BASE)
-        except ModeloIndisponivel as erro:
-            raise ExperimentoPulado(str(erro)) from None
-        inicio = time.perf_counter()
-        nosso = nosso_llama(hf)
-        dizer(f"(o nosso Llama montado sobre os pesos do transformers, sem cópia: "
-              f"{num(time.perf_counter() - inicio, 2)} s)")
-        return nosso, hf, tok
-
-    return licao.uma_vez("llama", carregar)
+    """(nosso Llama, LlamaForCausalLM, tokenizador), carregados uma vez por execução, pelo
+    caminho do nosso GPT2 nas lições 06 e 07 (comum/montagem.py)."""
+    return montagem.modelos(licao, nosso_llama, carregar_llama.carregar_llama, "o nosso Llama")
 
 
 def passada(licao, nosso, ids):
@@ -228,15 +217,9 @@ def passada(licao, nosso, ids):
 
 
 def frase(licao, tok, maximo, reserva=0):
-    """(--texto, ids (1, T)) com o <s> que o tokenizador do modelo põe na frente."""
-    ids = tok(licao.args.texto, return_tensors="pt")["input_ids"]            # (1, T)
-    if ids.shape[1] == 0:
-        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
-    if ids.shape[1] + reserva > maximo:
-        mais = f" mais os {reserva} novos" if reserva else ""
-        raise ExperimentoPulado(f"o --texto tem {ids.shape[1]} tokens{mais}: passa das "
-                                f"{maximo} posições deste modelo. Use uma frase mais curta.")
-    return licao.args.texto, ids
+    """(--texto, ids (1, T)) com o <s> que o tokenizador do modelo põe na frente (as guardas
+    do texto vazio e do longo demais são as das lições 06 e 07)."""
+    return montagem.tokenizar(licao, tok, maximo, reserva)
 
 
 def peca(tok, i, limite_=14) -> str:

@@ -55,6 +55,12 @@ def test_tucano_sem_rede_diz_como_baixar(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
     texto = " ".join(r.saida.split())
     assert "o modelo 'TucanoBR/Tucano-160m' não está no cache deste computador" in texto
+    # o conselho vale aqui: baixar com esta verificação, e a pasta é com a lição 13 (o
+    # --modelo do 00_check é o do GPT-2)
+    assert "HF_HUB_OFFLINE) e rode lab/00_check.py --tucano com internet uma vez" in texto
+    assert "Com o modelo salvo numa pasta, é a lição 13 que o lê: rode lab/13_tucano.py " \
+        "--modelo PASTA." in texto
+    assert "aponte --modelo" not in texto
 
 
 def test_tucano_baixado_de_um_hub_em_https(tmp_path):

@@ -317,6 +317,25 @@ def test_o_seu_gpt_e_o_gpt2_passam_pela_mesma_busca(execucao_padrao):
     assert "passo 7" in _secao(r.saida, 5)
 
 
+def test_sem_o_seu_gpt_o_comando_e_o_da_licao_10(capsys, tmp_path):
+    """O experimento 5 lê o checkpoint no caminho padrão da lição 10 (o dela, não uma cópia)
+    e, sem ele, imprime o comando que o grava: sem --checkpoint no padrão, com ele em outro
+    arquivo. (O bloco `--checkpoint nao-existe.pt` da apostila é conferido por
+    test_apostilas.)"""
+    from comum.console import comando
+
+    L10 = importar_licao("10_treino")
+    assert L10.CHECKPOINT_PADRAO == RAIZ / "checkpoints" / "10_gpt.pt"
+    pulado = L11.sem_o_modelo_da_10(L10.CHECKPOINT_PADRAO, "não achei o modelo.")
+    assert capsys.readouterr().out.endswith(":\n" + comando("10_treino.py") + "\n")
+    assert str(pulado).splitlines() == ["não achei o modelo.", "Treine o modelo com o comando "
+                                        "acima e rode esta lição de novo."]
+    outro = tmp_path / "meu.pt"
+    L11.sem_o_modelo_da_10(outro, "x")
+    assert capsys.readouterr().out.endswith(
+        comando("10_treino.py", "--checkpoint", L11.curto(outro)) + "\n")
+
+
 # ------------------------------------------------------------ o piso da parte ao acaso
 def _piso_por_forca_bruta(a, b, V):
     """O menor valor esperado da perda média na parte ao acaso, sem a fórmula: todas as

@@ -1,17 +1,55 @@
 """O que uma sessão de testes compartilha entre arquivos e processos do pytest-xdist.
 
+Esta docstring é o lugar das regras do cache da sessão; tests/conftest.py e tests/README.md
+apontam para cá.
+
 Tudo mora numa pasta da sessão (a pasta temporária comum aos processos do xdist, ou a da
 sessão sem xdist; os pytest filhos de tests/test_cpus.py herdam a mesma pela variável
 LAB_TESTES_COMPARTILHADO). Cada coisa é calculada por quem chega primeiro, atrás de uma
 trava de arquivo (filelock), e lida do disco pelos outros:
 
-- rodar(): a execução de uma lição, guardada pela chave script + argumentos + ambiente +
-  entrada + código do lab + (tamanho, data) de cada arquivo ou pasta citados nos
-  argumentos ou no ambiente; a regra de quando NÃO guardar está em tests/conftest.py;
+- rodar() (o rodar_script() do conftest): a execução de uma lição (código de saída, stdout
+  e stderr), guardada pela chave
+    script + argumentos + o ambiente inteiro (fora as variáveis que mudam de um processo
+    do pytest para outro: PYTEST_*, LAB_TESTES_*, _ e OLDPWD) + a entrada + o código do lab
+    (codigo_do_lab: lab/*.py, lab/comum/, lab/dados/ e lab/html/) + o (tamanho, data) de
+    cada arquivo e de cada pasta (até dois níveis) citados por caminho absoluto nos
+    argumentos ou nos valores do env= (um modelo copiado e depois estragado pelo teste
+    muda a chave);
 - compartilhado(chave, funcao): um resultado qualquer (pickle), como um treino que vários
-  testes usam;
-- pasta_de_modelo(nome, construir): uma pasta (um GPT-2 de teste) montada uma vez, no
-  mesmo caminho para todos.
+  testes usam; a chave soma o código do lab e as variáveis de kernel e de threads;
+- pasta_de_modelo(nome, construir) (o modelo_compartilhado do conftest): uma pasta (um
+  GPT-2 ou um Llama de teste) montada uma vez, no mesmo caminho para todos;
+- pasta_da_sessao(nome): uma pasta vazia comum a todos.
+
+Quando a execução guardada vale:
+
+- guarda-se o que é saída determinística de uma configuração: o que a lição imprime e o
+  código de saída. Um tempo medido que sai na saída é o de uma execução de verdade, lido
+  por todos os testes que pedem aquela configuração;
+- os efeitos colaterais que um teste abre (as figuras de --figuras PASTA) vêm junto só
+  porque a PASTA está na chave: uma pasta de tmp_path é de um teste só, então a chave é
+  nova e a lição roda; uma de pasta_da_sessao() é de todos, e as figuras já estão lá para
+  quem chega depois;
+- rodar_script(..., guardar=False) roda sempre um processo novo: para um teste que precisa
+  de duas execuções independentes da mesma configuração, ou que muda algo fora dos
+  argumentos e do ambiente entre uma e outra;
+- o que precisa de um processo novo por natureza não passa por rodar_script: a primeira
+  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, a lição com
+  erros de test_erros (esses testes chamam o subprocess direto);
+- a cópia de uma lição que o aluno editou e um trecho de `python -c` de uma apostila
+  também não: rodam por tests/apoio/copia_do_aluno.py (rodar_sem_guardar), num filho do
+  interpretador quente e sem guardar nada (o arquivo muda de teste para teste, e a chave
+  não vê o conteúdo dele).
+
+Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py:
+o torch e o transformers já importados, a lição num fork), um servidor por ambiente de
+partida (o ambiente fora LAB_MODELO, COLUMNS e NO_COLOR, que a lição só lê depois), até
+MAX_SERVIDORES (o menos usado sai). Num processo novo, sempre: um script que não é uma
+lição lab/NN_*.py, 00_check (ela mede a própria partida), --help, -h, --lista, --pausa, uma
+entrada pelo stdin, um ambiente sem PYTHONIOENCODING; e o código de saída 2 (uso errado) é
+refeito num processo novo.
+LAB_TESTES_QUENTE=0 desliga o interpretador quente.
 
 Cada execução de lição deixa uma linha em execucoes.log na pasta da sessão (guardada ou
 não, quente ou fria, segundos de CPU): é como se conta quantas lições a suíte rodou.
