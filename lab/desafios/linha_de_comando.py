@@ -157,10 +157,10 @@ def conferir_um(desafio, args) -> int:
                    "+".join(x.nome for x in d.defeitos) or d.motivo)
     aluno.registrar(desafio, caminho, d.passou, d.conferem, len(d.sondas), diagnostico)
     if d.passou:
-        for script, olhar in desafio.com_o_seu[:1]:
+        for script, olhar, *extra in desafio.com_o_seu[:1]:
             dizer(quebrar(f"Agora rode a lição {script[:2]} com a sua peça no lugar da da "
                           f"lição {desafio.licao} ({olhar}):"))
-            dizer(comando(script, "--com-o-seu", desafio.licao))
+            dizer(comando(script, "--com-o-seu", desafio.licao, *extra))
         return 0
     dizer("Corrija e rode de novo:")
     dizer(comando(_script(desafio.licao), "--desafio", desafio.nome))
@@ -256,9 +256,20 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
     from . import aluno
     from .motor import diagnosticar
 
-    for chave in chaves(licao):
-        desafio = carregar(chave)
-        if desafio.substituir is None:
+    usadas = _carregadas(numero_atual)
+    trocaveis = [d for d in map(carregar, chaves(licao)) if d.substituir is not None]
+    if not trocaveis:
+        nomes = ", ".join(f"{d.funcao}()" for d in map(carregar, chaves(licao)))
+        dizer(quebrar(f"--com-o-seu {licao}: nenhuma lição seguinte usa a peça que você "
+                      f"escreveu na lição {licao} ({nomes}): esta lição roda como sempre."))
+    for desafio in trocaveis:
+        alvos = set(desafio.substituir(lambda *a, **k: None))
+        if not alvos & usadas:          # a peça entra numa lição que esta não carrega
+            dizer(quebrar(f"--com-o-seu {licao}: a sua {desafio.funcao}() entra numa peça "
+                          f"da lição {min(alvos)[:2]} quando outra lição a importa; esta não "
+                          "a importa: aqui nada muda. Ela roda em:"))
+            for script, _olhar, *extra in desafio.com_o_seu[:1]:
+                dizer(comando(script, "--com-o-seu", licao, *extra))
             continue
         caminho = aluno.arquivo(desafio)
         if not caminho.exists():
@@ -283,3 +294,21 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
             ja = sys.modules.get("licao_" + nome_da_licao)
             if ja is not None:                      # já carregada (pelo próprio desafio)
                 opcoes_de_desafio.substituir(nome_da_licao, ja)
+
+
+def _carregadas(numero: str) -> set[str]:
+    """As lições que lab/NN_*.py carrega com importar_licao, direta ou indiretamente (lidas
+    do texto dos arquivos, sem importar nada): onde uma peça trocada pode rodar. A própria
+    lição não entra: ela roda como __main__, e a troca vale para as que ela importa."""
+    import re
+
+    from . import PASTA
+
+    vistas, fila = set(), [next(PASTA.parent.glob(f"{numero}_*.py")).stem]
+    while fila:
+        texto = (PASTA.parent / f"{fila.pop()}.py").read_text(encoding="utf-8")
+        for outra in re.findall(r'importar_licao\("(\d\d_\w+)"\)', texto):
+            if outra not in vistas:
+                vistas.add(outra)
+                fila.append(outra)
+    return vistas

@@ -74,7 +74,7 @@ class Desafio:
     proibidas: list = field(default_factory=list)   # [(dono, nome)]: a peça da lição
     alternativas: dict = field(default_factory=dict)  # outras versões certas (os testes)
     substituir: Callable | None = None   # funcao do aluno -> {"05_block": {"Bloco.forward": f}}
-    com_o_seu: list = field(default_factory=list)    # [(script, o que olhar)]
+    com_o_seu: list = field(default_factory=list)    # [(script, o que olhar, *opções)]
     observar: Callable | None = None  # observar(funcao, *args, **kw): a saída a comparar
 
     @property
