@@ -69,9 +69,11 @@ def frase_do_diagnostico(desafio, d) -> list[str]:
                         "função deu erro:"), texto]
     if d.motivo == "mudou":
         nome = next(r.mudou for r in d.resultados if r.mudou)
-        return [quebrar(f"A sua função muda a entrada {nome} no lugar (um -=, /=, *= ou um "
-                        "método terminado em _ num tensor que ela recebeu): quem chamou perde "
-                        "o valor dela. Trabalhe numa conta nova (x = x - m, e não x -= m).")]
+        return [quebrar(f"A sua função muda a entrada {nome} no lugar (num tensor que ela "
+                        "recebeu, um -=, /=, *= ou um método terminado em _; numa lista, um "
+                        "append, um del ou uma atribuição a um item): quem chamou perde o "
+                        "valor dela. Trabalhe numa conta nova (x = x - m, e não x -= m) ou "
+                        "numa cópia (lista = list(lista)).")]
     if d.motivo == "catálogo":
         linhas = []
         if len(d.defeitos) == 2:
