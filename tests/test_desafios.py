@@ -64,8 +64,11 @@ def test_sondas_em_float64_com_os_eixos_diferentes(chave):
                                                                  s.descricao, nome)
     forma = next(s for s in sondas if s.estagio == 1)
     tensores = [x for x in forma.args if torch.is_tensor(x)]
+    tensores += [p for x in forma.args if isinstance(x, torch.nn.Module)   # o GPT2 da 06
+                 for p in x.parameters()]
     dims = [n for x in tensores for n in x.shape]
-    assert len(set(x.shape for x in tensores)) >= 1 and len(set(dims)) >= 3, dims
+    if tensores:          # a 01 não usa o torch: as sondas dela são listas de str
+        assert len(set(dims)) >= 3, dims
 
 
 @pytest.mark.cpus  # o veredito é o mesmo em toda variante de CPU
@@ -115,6 +118,8 @@ def test_uma_errada_qualquer_ganha_a_mensagem_generica(chave):
     def vezes(x):
         if torch.is_tensor(x) and x.is_floating_point():
             return x * 1.01
+        if isinstance(x, str):                      # os símbolos da 01
+            return x + "x"
         if isinstance(x, (tuple, list)):
             return type(x)(vezes(y) for y in x)
         return x
@@ -307,7 +312,7 @@ def _lembrar(chave, corpo_extra=""):
 ], ids=["sintaxe", "excecao", "forma", "nada"])
 def test_o_arquivo_do_aluno_com_erro_diz_arquivo_linha_ou_o_que_difere(corpo, esperado,
                                                                        meus_desafios, capsys):
-    d = desafios.carregar(CHAVES[0])
+    d = desafios.carregar("03_atencao")          # um desafio de tensores ("a forma difere")
     meus_desafios.mkdir()
     aluno.arquivo(d).write_text(_arquivo_com(d, corpo), encoding="utf-8")
     assert linha_de_comando.conferir_um(d, _args(desafio=d.nome)) == 1

@@ -48,11 +48,12 @@ def modelo(desafio) -> str:
     doc = textwrap.indent(inspect.cleandoc(desafio.modelo.__doc__ or ""), "    ")
     explica = textwrap.fill(f"A apostila explica a peça: {desafio.secao}. A opção --dica dá "
                             "uma dica a mais a cada vez.", width=79)
+    imports = desafio.imports.strip() and f"{desafio.imports.strip()}\n"   # "": sem imports
     return (f'r"""Desafio da lição {desafio.licao}: {desafio.titulo}.\n\n'
             f"Escreva o corpo de {desafio.funcao}() abaixo, no lugar do raise. Para conferir:\n\n"
             f"{_comandos(desafio)}\n\n{explica}\n"
             '"""\n'
-            f"{desafio.imports.strip()}\n\n\n"
+            f"{imports}\n\n"
             f"def {desafio.funcao}{assinatura}:\n"
             f'    """{doc.strip()}\n    """\n'
             f'    raise NotImplementedError("{_AINDA_NAO}")\n')

@@ -69,9 +69,11 @@ def frase_do_diagnostico(desafio, d) -> list[str]:
                         "função deu erro:"), texto]
     if d.motivo == "mudou":
         nome = next(r.mudou for r in d.resultados if r.mudou)
-        return [quebrar(f"A sua função muda a entrada {nome} no lugar (um -=, /=, *= ou um "
-                        "método terminado em _ num tensor que ela recebeu): quem chamou perde "
-                        "o valor dela. Trabalhe numa conta nova (x = x - m, e não x -= m).")]
+        return [quebrar(f"A sua função muda a entrada {nome} no lugar (num tensor que ela "
+                        "recebeu, um -=, /=, *= ou um método terminado em _; numa lista, um "
+                        "append, um del ou uma atribuição a um item): quem chamou perde o "
+                        "valor dela. Trabalhe numa conta nova (x = x - m, e não x -= m) ou "
+                        "numa cópia (lista = list(lista)).")]
     if d.motivo == "catálogo":
         linhas = []
         if len(d.defeitos) == 2:
@@ -260,9 +262,20 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
     from . import aluno
     from .motor import diagnosticar
 
-    for chave in chaves(licao):
-        desafio = carregar(chave)
-        if desafio.substituir is None:
+    usadas = _carregadas(numero_atual)
+    trocaveis = [d for d in map(carregar, chaves(licao)) if d.substituir is not None]
+    if not trocaveis:
+        nomes = ", ".join(f"{d.funcao}()" for d in map(carregar, chaves(licao)))
+        dizer(quebrar(f"--com-o-seu {licao}: nenhuma lição seguinte usa a peça que você "
+                      f"escreveu na lição {licao} ({nomes}): esta lição roda como sempre."))
+    for desafio in trocaveis:
+        alvos = set(desafio.substituir(lambda *a, **k: None))
+        if not alvos & usadas:          # a peça entra numa lição que esta não carrega
+            dizer(quebrar(f"--com-o-seu {licao}: a sua {desafio.funcao}() entra numa peça "
+                          f"da lição {min(alvos)[:2]} quando outra lição a importa; esta não "
+                          "a importa: aqui nada muda. Ela roda em:"))
+            for script, _olhar, *extra in desafio.com_o_seu[:1]:
+                dizer(comando(script, "--com-o-seu", licao, *extra))
             continue
         caminho = aluno.arquivo(desafio)
         if not caminho.exists():
@@ -287,3 +300,21 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
             ja = sys.modules.get("licao_" + nome_da_licao)
             if ja is not None:                      # já carregada (pelo próprio desafio)
                 opcoes_de_desafio.substituir(nome_da_licao, ja)
+
+
+def _carregadas(numero: str) -> set[str]:
+    """As lições que lab/NN_*.py carrega com importar_licao, direta ou indiretamente (lidas
+    do texto dos arquivos, sem importar nada): onde uma peça trocada pode rodar. A própria
+    lição não entra: ela roda como __main__, e a troca vale para as que ela importa."""
+    import re
+
+    from . import PASTA
+
+    vistas, fila = set(), [next(PASTA.parent.glob(f"{numero}_*.py")).stem]
+    while fila:
+        texto = (PASTA.parent / f"{fila.pop()}.py").read_text(encoding="utf-8")
+        for outra in re.findall(r'importar_licao\("(\d\d_\w+)"\)', texto):
+            if outra not in vistas:
+                vistas.add(outra)
+                fila.append(outra)
+    return vistas
