@@ -165,10 +165,27 @@ def sem_cabecas(modelo, cabecas):
             g.remove()
 
 
+SUBIU = 0.3              # uma nota "subiu" quando passou disto (ao acaso: ~1/t)
+
+
+def quem_copia(notas, anteriores, aleatoria, repetida, top=5):
+    """O que a busca conclui das notas (L, h) e das duas perdas: (as `top` maiores notas de
+    indução, as `top` maiores de token anterior, quantas cabeças passam de SUBIU na de
+    indução, se o modelo copia). Cada lista é [(camada, cabeça, nota)], da maior para a
+    menor, contando do 0; copia: a perda na parte repetida abaixo da metade da outra."""
+    def maiores(tabela):
+        h, plano = tabela.shape[1], tabela.flatten()
+        return [(i // h, i % h, float(plano[i]))
+                for i in plano.argsort(descending=True)[:top].tolist()]
+
+    return (maiores(notas), maiores(anteriores), int((notas > SUBIU).sum()),
+            repetida < 0.5 * aleatoria)
+
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["sequencias", "repetidas", "perdas_por_parte", "piso_ao_acaso", "treinar",
            "pesos_de_atencao", "notas_de_inducao", "notas_de_inducao_todas",
-           "notas_de_token_anterior", "sem_cabecas"]
+           "notas_de_token_anterior", "sem_cabecas", "SUBIU", "quem_copia"]
 
 
 # ============================================================ os experimentos
@@ -188,7 +205,6 @@ AQUECIMENTO = 50         # passos de aquecimento da taxa
 A_CADA = 50              # passos entre duas linhas da tabela
 AVALIACAO = 128          # sequências fixas em que as perdas e as notas são medidas
 QUEDA = 0.5              # a maior queda entre duas linhas, em nats, para ser uma transição
-SUBIU = 0.3              # uma nota "subiu" quando passou disto (ao acaso: ~1/t)
 ANTERIOR = 0.15          # cabeça de token anterior: o dobro do peso espalhado por igual (~0,07)
 QUEBRA = 0.5             # a cópia quebrou: a perda repetida passa da metade de ln V
 FIXO = 24                # o período da armadilha do experimento 4
@@ -806,20 +822,15 @@ def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
 
 def mostrar_busca(notas, anteriores, aleatoria, repetida, piso, V_, top=5):
     L, h = notas.shape
-    plano = notas.flatten()
+    inducao, anterior, fortes, copia = quem_copia(notas, anteriores, aleatoria, repetida, top)
     dizer("Nota de indução, as maiores (camada.cabeça):")
-    dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
-                           for i in plano.argsort(descending=True)[:top].tolist()))
-    plano = anteriores.flatten()
+    dizer("  " + "  ".join(f"{i}.{j} {num(n, 2)}" for i, j, n in inducao))
     dizer("Nota de token anterior, as maiores:")
-    dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
-                           for i in plano.argsort(descending=True)[:top].tolist()))
-    fortes = int((notas > SUBIU).sum())
+    dizer("  " + "  ".join(f"{i}.{j} {num(n, 2)}" for i, j, n in anterior))
     dizer(f"Cabeças com nota de indução > {num(SUBIU, 1)}: {fortes} de {L * h}.")
     dizer(quebrar(f"Perda: parte ao acaso {num(aleatoria, 2)}, parte repetida "
                   f"{num(repetida, 2)} (o piso da parte ao acaso: {num(piso, 2)}; ln V = "
                   f"{num(math.log(V_), 2)})."))
-    copia = repetida < 0.5 * aleatoria
     dizer(quebrar("Na parte repetida a perda cai a menos da metade: o modelo copia, "
                   "como as cabeças de indução fazem." if copia else
                   "A perda repetida não cai à metade da outra: este modelo não copia "

@@ -203,6 +203,19 @@ def test_a_regra_da_transicao_e_das_notas():
     assert x is None and y is None and caiu == pytest.approx(0.3)
 
 
+def test_quem_copia_le_as_notas_e_as_perdas():
+    """A conclusão da busca (a peça que a lição 13 também chama): as maiores notas em
+    (camada, cabeça), da maior para a menor; quantas passam de SUBIU; copia quando a perda
+    repetida fica abaixo da metade da outra."""
+    notas = torch.tensor([[0.05, 0.10, 0.02], [0.80, 0.31, 0.29]])              # (L, h)
+    anteriores = torch.tensor([[0.60, 0.10, 0.20], [0.05, 0.04, 0.03]])
+    inducao, anterior, fortes, copia = L11.quem_copia(notas, anteriores, 4.0, 1.9, top=3)
+    assert [(i, j) for i, j, _ in inducao] == [(1, 0), (1, 1), (1, 2)]
+    assert inducao[0][2] == pytest.approx(0.80) and anterior[0][:2] == (0, 0)
+    assert L11.SUBIU == 0.3 and fortes == 2 and copia
+    assert not L11.quem_copia(notas, anteriores, 4.0, 2.0)[3]                  # a metade não basta
+
+
 # ------------------------------------------------------------ a lição inteira
 @pytest.fixture(scope="module")
 def execucao_padrao(gpt2_pequeno):

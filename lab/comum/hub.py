@@ -84,9 +84,14 @@ def ler_vm_stat(texto: str) -> int | None:
     return int(pagina.group(1)) * sum(int(v) for v in contas.values())
 
 
+_AVISADO = []  # o aviso abaixo sai uma vez por execução (a 13 carrega dois tokenizadores)
+
+
 def importar_transformers():
-    """Importa o transformers (devagar: por isso avisa antes) e cala os avisos dele."""
-    dizer("(carregando o transformers...)")
+    """Importa o transformers (devagar: por isso avisa antes, uma vez) e cala os avisos dele."""
+    if not _AVISADO:
+        dizer("(carregando o transformers...)")
+        _AVISADO.append(True)
     try:
         import transformers
         from transformers.utils import logging as hf_logging

@@ -73,7 +73,7 @@ def tokenizar(licao, tokenizador, posicoes, reserva=0):
     posições que a lição ainda vai gerar depois da frase."""
     texto = licao.args.texto
     ids = tokenizador(texto, return_tensors="pt", split_special_tokens=True)["input_ids"]  # (1, T)
-    if ids.shape[1] == 0:
+    if ids.shape[1] == 0 or not texto.strip():     # um Llama põe o <s> até num texto vazio
         raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
     if ids.shape[1] + reserva > posicoes:
         mais = f" mais os {reserva} novos" if reserva else ""
