@@ -48,22 +48,38 @@ def test_a_versao_sem_defeito_e_a_referencia(chave):
         assert motor.diferenca(x, y) is None, sonda.descricao
 
 
+def _tensores(x):
+    """Os tensores de uma entrada, também dentro de listas, dicionários e objetos (o
+    CacheKV da lição 07); os parâmetros de um módulo, não."""
+    if torch.is_tensor(x):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _tensores(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _tensores(y)
+    elif hasattr(x, "__dict__") and not isinstance(x, torch.nn.Module) and not callable(x):
+        yield from _tensores(vars(x))
+
+
 @pytest.mark.parametrize("chave", CHAVES)
 def test_sondas_em_float64_com_os_eixos_diferentes(chave):
     d = desafios.carregar(chave)
     sondas = d.sondas()
     assert {s.estagio for s in sondas} == {1, 2, 3}, "os três estágios"
     for s in sondas:
-        for x in [*s.args, *s.kwargs.values()]:
-            if torch.is_tensor(x) and x.is_floating_point():
+        for x in _tensores([*s.args, *s.kwargs.values()]):
+            if x.is_floating_point():
                 assert x.dtype == torch.float64, s.descricao
+        for x in [*s.args, *s.kwargs.values()]:
             if isinstance(x, torch.nn.Module):
                 for nome, p in x.named_parameters():
                     assert p.dtype == torch.float64, (s.descricao, nome)
                     assert not torch.all(p == p.flatten()[0]), ("um parâmetro constante",
                                                                  s.descricao, nome)
     forma = next(s for s in sondas if s.estagio == 1)
-    tensores = [x for x in forma.args if torch.is_tensor(x)]
+    tensores = list(_tensores(list(forma.args)))
     dims = [n for x in tensores for n in x.shape]
     assert len(set(x.shape for x in tensores)) >= 1 and len(set(dims)) >= 3, dims
 

@@ -158,8 +158,10 @@ def conferir_um(desafio, args) -> int:
     aluno.registrar(desafio, caminho, d.passou, d.conferem, len(d.sondas), diagnostico)
     if d.passou:
         for script, olhar in desafio.com_o_seu[:1]:
-            dizer(quebrar(f"Agora rode a lição {script[:2]} com a sua peça no lugar da da "
-                          f"lição {desafio.licao} ({olhar}):"))
+            licao = ("esta lição" if script[:2] == desafio.licao else
+                     f"a lição {script[:2]}")
+            dizer(quebrar(f"Agora rode {licao} com a sua peça no lugar da da lição "
+                          f"{desafio.licao} ({olhar}):"))
             dizer(comando(script, "--com-o-seu", desafio.licao))
         return 0
     dizer("Corrija e rode de novo:")
@@ -279,7 +281,8 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
         dizer(quebrar(f"Com o seu {desafio.funcao}() ({curto(caminho)}) no lugar do da lição "
                       f"{licao}: {veredito}."))
         for nome_da_licao, trocas in desafio.substituir(funcao).items():
-            opcoes_de_desafio.SUBSTITUICOES.setdefault(nome_da_licao, {}).update(trocas)
+            trocas = list(trocas.items())
+            opcoes_de_desafio.SUBSTITUICOES.setdefault(nome_da_licao, []).extend(trocas)
             ja = sys.modules.get("licao_" + nome_da_licao)
             if ja is not None:                      # já carregada (pelo próprio desafio)
-                opcoes_de_desafio.substituir(nome_da_licao, ja)
+                opcoes_de_desafio.substituir(nome_da_licao, ja, trocas)
