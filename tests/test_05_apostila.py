@@ -523,7 +523,8 @@ def test_exercicio_8_o_desafio_do_bloco_certo_e_estragado(tmp_path, monkeypatch,
     assert linha_de_comando.conferir_um(d, args) == 0
     saida = capsys.readouterr().out
     assert "Passou: as 7 sondas conferem com a referência da lição 05." in saida
-    resposta("o desafio termina em `Passou: as 7 sondas conferem com a referência da lição 05.`")
+    resposta("o desafio termina em "
+             "`Passou: as 7 sondas conferem com a referência da lição 05.`")
 
     monkeypatch.setenv("LAB_DESAFIOS", str(estragado))
     _bloco_do_aluno(estragado, "x = x + self.mlp(self.ln_2(x))", "x = self.mlp(self.ln_2(x))")
