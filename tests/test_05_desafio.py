@@ -83,3 +83,33 @@ def test_o_layernorm_sem_peso_e_vies_estraga_os_logits(gpt2_ln_sorteado, tmp_pat
     assert "você ainda não escreveu gelu()" in corrido
     assert "no lugar do da lição 05: ainda NÃO confere (0 de 8 sondas" in corrido
     assert "max |nosso - transformers| =" in corrido and ": NÃO confere" in corrido
+
+
+def test_o_layernorm_dos_tutoriais_tem_dois_defeitos(tmp_path, monkeypatch, capsys):
+    """A apostila: (x - media) / (x.std(-1, keepdim=True) + eps), o LayerNorm de muitos
+    tutoriais, é o eps fora da raiz e a variância com d - 1 juntos, e o lab diz os dois."""
+    import argparse
+    import re
+
+    from conftest import RAIZ
+    from desafios import linha_de_comando
+
+    apostila = " ".join((RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8").split())
+    codigo = "(x - media) / (x.std(-1, keepdim=True) + eps)"
+    assert f"O LayerNorm de muitos tutoriais, `{codigo}`, tem os dois primeiros" in apostila
+    assert re.search(r"os dois \(\"Dois defeitos do catálogo, juntos\"\)", apostila)
+    d = desafios.carregar("05_layernorm")
+    corpo = ("    media = x.mean(-1, keepdim=True)\n"
+             f"    return {codigo} * peso + vies\n")
+    raise_ = f'    raise NotImplementedError("{motor.AINDA_NAO}")\n'
+    tmp_path.joinpath("05_layernorm.py").write_text(aluno.modelo(d).replace(raise_, corpo),
+                                                    encoding="utf-8")
+    monkeypatch.setenv("LAB_DESAFIOS", str(tmp_path))
+    args = argparse.Namespace(desafio="layernorm", dica=False, mostrar_defeito=None, pausa=False)
+    assert linha_de_comando.conferir_um(d, args) == 1
+    saida = " ".join(capsys.readouterr().out.split())
+    assert "Dois defeitos do catálogo, juntos:" in saida
+    for nome in ("eps_fora_da_raiz", "variancia_com_d_menos_1"):
+        assert " ".join(d.defeito(nome).mensagem.split()) in saida
+    assert aluno.registro()["05_layernorm"]["diagnostico"] == \
+        "eps_fora_da_raiz+variancia_com_d_menos_1"
