@@ -5,7 +5,7 @@ p (o que cruza p entra); os outros viram -inf, e os que ficam guardam o logit qu
 (o softmax, depois, renormaliza entre eles). p >= 1: os logits voltam como vieram. A
 referência é a filtrar_top_p da lição 07. As posições de -inf são comparadas exatamente.
 As sondas ficam longe de um acerto exato da soma com p e não têm logits iguais: num
-empate, a ordem do sort (que não é a mesma em todo PyTorch) decidiria quem fica na
+empate, a ordem do sort (que o PyTorch não garante) decidiria quem fica na
 fronteira, e o que alguns defeitos do catálogo devolvem."""
 from __future__ import annotations
 
