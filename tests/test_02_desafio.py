@@ -1,6 +1,6 @@
 """Os desafios que não rodam onde o --com-o-seu os pede: a fundir da lição 01 não roda em
 nenhuma lição seguinte, e a entrada da lição 02 entra no GPT2.forward da lição 06, que só as
-lições que importam a 06 usam (da 07 em diante). Nos outros casos a lição diz que nada muda,
+lições que importam a 06 usam (da 07 em diante) e a própria 06. Nos outros casos a lição diz que nada muda,
 em vez de prometer um efeito que não vem; e o forward com a entrada do aluno é o da lição 06
 quando a entrada é a da lição 02."""
 from __future__ import annotations
@@ -25,16 +25,20 @@ def test_com_o_seu_01_diz_que_nada_muda(capsys):
     assert _sem_trocas()
 
 
-def test_com_o_seu_02_antes_da_07_diz_que_nada_muda(capsys):
-    """Na 06 (que define o GPT2, como __main__) e na 05 (que não o importa), a troca não
-    acontece, e a lição diz onde ela acontece."""
-    for licao in ("05", "06"):
-        linha_de_comando.com_o_seu(licao, "02")
-        saida = " ".join(capsys.readouterr().out.split())
-        assert "a sua entrada() entra numa peça da lição 06 quando outra lição a importa; " \
-               "esta não a importa: aqui nada muda." in saida, licao
-        assert "lab/07_generation.py --com-o-seu 02 --so 5" in saida
-        assert "Com o seu entrada()" not in saida            # nem confere o arquivo
+def test_com_o_seu_02_onde_roda_e_onde_nada_muda(capsys, tmp_path, monkeypatch):
+    """Na 05 (que não importa a 06) a troca não acontece, e a lição diz onde ela acontece; na
+    06, que define o GPT2 como __main__, a troca entra em Licao.rodar: ela lê o arquivo do
+    aluno (aqui, ainda não escrito)."""
+    monkeypatch.setenv("LAB_DESAFIOS", str(tmp_path))
+    linha_de_comando.com_o_seu("05", "02")
+    saida = " ".join(capsys.readouterr().out.split())
+    assert "a sua entrada() entra numa peça da lição 06 quando outra lição a importa; " \
+           "esta não a importa: aqui nada muda." in saida
+    assert "lab/07_generation.py --com-o-seu 02 --so 5" in saida
+    assert "Com o seu entrada()" not in saida            # nem confere o arquivo
+    linha_de_comando.com_o_seu("06", "02")
+    saida = " ".join(capsys.readouterr().out.split())
+    assert "nada muda" not in saida and "você ainda não escreveu entrada()" in saida
     assert _sem_trocas()
 
 

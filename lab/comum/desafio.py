@@ -9,17 +9,19 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import types
 
 from .caminhos import PASTA_LAB
 
 __all__ = ["PASTA_DESAFIOS", "desafios_da_licao", "licoes_com_desafio", "opcoes",
-           "despachar", "substituir", "SUBSTITUICOES"]
+           "despachar", "substituir", "SUBSTITUICOES", "Remendo", "ComTrocas"]
 
 PASTA_DESAFIOS = PASTA_LAB / "desafios"
 
-# {"03_attention": {"atencao": funcao}}: o que importar_licao troca depois de carregar uma
-# lição (--com-o-seu); preenchido por lab/desafios antes de a lição importar as anteriores.
-SUBSTITUICOES: dict[str, dict[str, object]] = {}
+# {"03_attention": [("atencao", funcao)]}: o que importar_licao troca depois de carregar uma
+# lição (--com-o-seu), na ordem; preenchido por lab/desafios antes de a lição importar as
+# anteriores (uma lista: duas peças podem mexer no mesmo nome, com um Remendo cada).
+SUBSTITUICOES: dict[str, list[tuple[str, object]]] = {}
 
 
 def desafios_da_licao(numero: str) -> list[str]:
@@ -34,9 +36,10 @@ def licoes_com_desafio() -> list[str]:
 
 def opcoes(numero: str):
     """O acréscimo ao parser de uma lição: --desafio e companhia onde há desafio, e
-    --com-o-seu onde uma lição anterior tem um (a peça dela roda aqui)."""
+    --com-o-seu onde esta lição ou uma anterior tem um (a peça dela roda aqui: a 06 com a
+    atenção da 03; a 07 com o passo do cache da própria 07, que os experimentos dela usam)."""
     nomes = desafios_da_licao(numero)
-    anteriores = [n for n in licoes_com_desafio() if n < numero]
+    anteriores = [n for n in licoes_com_desafio() if n <= numero]
 
     def acrescentar(p: argparse.ArgumentParser):
         if nomes:
@@ -76,12 +79,41 @@ def despachar(numero: str, args, parser) -> None:
     sys.exit(_motor().rodar(numero, args))
 
 
-def substituir(nome_da_licao: str, modulo) -> None:
+class Remendo:
+    """Uma troca que parte do que já está lá: substituir() põe funcao(atual) no lugar. Duas
+    peças do aluno que mexem no mesmo nome se somam (o LayerNorm e a GELU, as duas no `nn`
+    da lição 05) em vez de a segunda apagar a primeira."""
+
+    def __init__(self, funcao):
+        self.funcao = funcao
+
+
+class ComTrocas(types.ModuleType):
+    """Um módulo (o `nn` que uma lição importou) com algumas peças trocadas e o resto igual
+    ao `atual`: Remendo(lambda atual: ComTrocas(atual, LayerNorm=...)) troca o nn.LayerNorm
+    das peças que a lição monta depois, sem mexer no torch.nn de todos (o transformers, que
+    dá os logits de comparação, continua com o de verdade)."""
+
+    def __init__(self, atual, **trocas):
+        super().__init__(getattr(atual, "__name__", "trocado"))
+        self._atual = atual
+        for nome, peca in trocas.items():
+            setattr(self, nome, peca)
+
+    def __getattr__(self, nome):
+        return getattr(self._atual, nome)
+
+
+def substituir(nome_da_licao: str, modulo, trocas=None) -> None:
     """Troca no módulo recém-carregado o que --com-o-seu pediu ('Bloco.forward' entra pela
-    classe)."""
-    for caminho, nova in SUBSTITUICOES.get(nome_da_licao, {}).items():
+    classe): as trocas dadas, ou todas as da lição. A lição rodada como script (o __main__)
+    troca as suas na hora de rodar os experimentos (Licao.rodar), depois de o arquivo
+    inteiro ter definido a peça."""
+    for caminho, nova in (SUBSTITUICOES.get(nome_da_licao, []) if trocas is None else trocas):
         dono = modulo
         *partes, ultimo = caminho.split(".")
         for parte in partes:
             dono = getattr(dono, parte)
+        if isinstance(nova, Remendo):
+            nova = nova.funcao(getattr(dono, ultimo))
         setattr(dono, ultimo, nova)

@@ -257,6 +257,7 @@ class Licao:
     def rodar(self, funcoes: dict | None = None) -> int:
         """Roda os experimentos escolhidos (--so) em ordem; devolve o código de saída."""
         funcoes = funcoes or self.funcoes
+        self._com_o_seu()
         escolhidos = [(k, t) for k, t in enumerate(self.titulos, 1)
                       if not self.args.so or k in self.args.so]
         n = len(self.titulos)
@@ -276,6 +277,15 @@ class Licao:
         except BrokenPipeError:
             cano_fechado()
         return self._resumo(len(escolhidos))
+
+    def _com_o_seu(self):
+        """--com-o-seu com o número desta lição: a peça do aluno no lugar da que este
+        arquivo acabou de definir (as lições importadas já trocaram as suas em
+        importar_licao)."""
+        modulo = sys.modules.get(self.modulo)
+        arquivo = getattr(modulo, "__file__", None)
+        if arquivo:
+            desafio.substituir(Path(arquivo).stem, modulo)
 
     def _rodar_um(self, funcoes, k, titulo, n, limpo=False):
         """Roda o experimento k; r + Enter numa pausa dentro dele o roda de novo."""

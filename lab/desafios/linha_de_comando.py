@@ -164,8 +164,10 @@ def conferir_um(desafio, args) -> int:
     aluno.registrar(desafio, caminho, d.passou, d.conferem, len(d.sondas), diagnostico)
     if d.passou:
         for script, olhar, *extra in desafio.com_o_seu[:1]:
-            dizer(quebrar(f"Agora rode a lição {script[:2]} com a sua peça no lugar da da "
-                          f"lição {desafio.licao} ({olhar}):"))
+            licao = ("esta lição" if script[:2] == desafio.licao else
+                     f"a lição {script[:2]}")
+            dizer(quebrar(f"Agora rode {licao} com a sua peça no lugar da da lição "
+                          f"{desafio.licao} ({olhar}):"))
             dizer(comando(script, "--com-o-seu", desafio.licao, *extra))
         return 0
     dizer("Corrija e rode de novo:")
@@ -296,21 +298,23 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
         dizer(quebrar(f"Com o seu {desafio.funcao}() ({curto(caminho)}) no lugar do da lição "
                       f"{licao}: {veredito}."))
         for nome_da_licao, trocas in desafio.substituir(funcao).items():
-            opcoes_de_desafio.SUBSTITUICOES.setdefault(nome_da_licao, {}).update(trocas)
+            trocas = list(trocas.items())
+            opcoes_de_desafio.SUBSTITUICOES.setdefault(nome_da_licao, []).extend(trocas)
             ja = sys.modules.get("licao_" + nome_da_licao)
             if ja is not None:                      # já carregada (pelo próprio desafio)
-                opcoes_de_desafio.substituir(nome_da_licao, ja)
+                opcoes_de_desafio.substituir(nome_da_licao, ja, trocas)
 
 
 def _carregadas(numero: str) -> set[str]:
-    """As lições que lab/NN_*.py carrega com importar_licao, direta ou indiretamente (lidas
-    do texto dos arquivos, sem importar nada): onde uma peça trocada pode rodar. A própria
-    lição não entra: ela roda como __main__, e a troca vale para as que ela importa."""
+    """A lição lab/NN_*.py e as que ela carrega com importar_licao, direta ou indiretamente
+    (lidas do texto dos arquivos, sem importar nada): onde uma peça trocada pode rodar (na
+    própria, rodada como __main__, a troca entra em Licao.rodar)."""
     import re
 
     from . import PASTA
 
-    vistas, fila = set(), [next(PASTA.parent.glob(f"{numero}_*.py")).stem]
+    propria = next(PASTA.parent.glob(f"{numero}_*.py")).stem
+    vistas, fila = {propria}, [propria]
     while fila:
         texto = (PASTA.parent / f"{fila.pop()}.py").read_text(encoding="utf-8")
         for outra in re.findall(r'importar_licao\("(\d\d_\w+)"\)', texto):

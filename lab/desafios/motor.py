@@ -123,6 +123,8 @@ def _iguais(a, b) -> bool:
         return len(a) == len(b) and all(_iguais(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_iguais(a[k], b[k]) for k in a)
+    if type(a) is type(b) and hasattr(a, "__dict__") and not callable(a):
+        return _iguais(vars(a), vars(b))  # um objeto da lição (o CacheKV): o que ele guarda
     return a == b
 
 
@@ -219,6 +221,8 @@ def _valor(x: float) -> str:
 def _descrever(x) -> str:
     if torch.is_tensor(x):
         return f"um tensor {tuple(x.shape)}"
+    if isinstance(x, dict):
+        return "{" + ", ".join(map(str, x)) + "}"
     if isinstance(x, (tuple, list)):
         return f"{'uma tupla' if isinstance(x, tuple) else 'uma lista'} de {len(x)}"
     return f"{type(x).__name__} {x!r}"[:50]
@@ -229,7 +233,17 @@ def diferenca(obtido, esperado, tolerancia: float = TOLERANCIA) -> str | None:
 
     Tensores: a mesma forma, NaN e infinitos nos mesmos lugares, e o resto a menos de
     tolerancia x a escala do esperado (o maior valor finito, em módulo). Inteiros e
-    booleanos: iguais. Tuplas e listas: item a item."""
+    booleanos: iguais. Tuplas e listas: item a item. Dicionários (a saída de um observar:
+    os logits e o cache depois do passo): chave a chave, com o nome da chave na frase."""
+    if isinstance(esperado, dict):
+        if not isinstance(obtido, dict) or obtido.keys() != esperado.keys():
+            return (f"a referência devolve {_descrever(esperado)}; a sua devolve "
+                    f"{_descrever(obtido)}")
+        for chave, b in esperado.items():
+            dif = diferenca(obtido[chave], b, tolerancia)
+            if dif:
+                return f"em {chave}: {dif}"
+        return None
     if isinstance(esperado, (tuple, list)):
         if not isinstance(obtido, (tuple, list)) or len(obtido) != len(esperado):
             return (f"a referência devolve {_descrever(esperado)}; a sua devolve "
@@ -269,6 +283,8 @@ def diferenca(obtido, esperado, tolerancia: float = TOLERANCIA) -> str | None:
 
 def tem_nan_a_mais(obtido, esperado) -> bool:
     """A saída do aluno tem NaN onde a esperada não tem (em qualquer item)."""
+    if isinstance(esperado, dict) and isinstance(obtido, dict):
+        return any(tem_nan_a_mais(obtido.get(k), v) for k, v in esperado.items())
     if isinstance(esperado, (tuple, list)) and isinstance(obtido, (tuple, list)):
         return any(tem_nan_a_mais(a, b) for a, b in zip(obtido, esperado))
     if torch.is_tensor(obtido) and torch.is_tensor(esperado) and obtido.shape == esperado.shape \
