@@ -48,6 +48,18 @@ def test_a_versao_sem_defeito_e_a_referencia(chave):
         assert motor.diferenca(x, y) is None, sonda.descricao
 
 
+def _tensores(x):
+    """Os tensores de um argumento de sonda: ele mesmo, os pesos de um módulo (um passo de
+    treino recebe o modelo), os itens de uma lista (os pedaços de uma frase)."""
+    if torch.is_tensor(x):
+        yield x
+    elif isinstance(x, torch.nn.Module):
+        yield from x.parameters()
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _tensores(y)
+
+
 @pytest.mark.parametrize("chave", CHAVES)
 def test_sondas_em_float64_com_os_eixos_diferentes(chave):
     d = desafios.carregar(chave)
@@ -63,7 +75,7 @@ def test_sondas_em_float64_com_os_eixos_diferentes(chave):
                     assert not torch.all(p == p.flatten()[0]), ("um parâmetro constante",
                                                                  s.descricao, nome)
     forma = next(s for s in sondas if s.estagio == 1)
-    tensores = [x for x in forma.args if torch.is_tensor(x)]
+    tensores = [x for a in forma.args for x in _tensores(a)]
     dims = [n for x in tensores for n in x.shape]
     assert len(set(x.shape for x in tensores)) >= 1 and len(set(dims)) >= 3, dims
 
