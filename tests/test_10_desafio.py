@@ -1,7 +1,7 @@
 """O desafio da lição 10 numa lição seguinte (--com-o-seu 10): o passo de treino do aluno
 treina o modelo da lição 11 no lugar do da lição 10. O arquivo do aluno, escrito à mão (sem
-o catálogo dos desafios), anota num arquivo ao lado dele cada passo que dá num modelo em float32 (as sondas
-são em float64): a lição 11 dá os 50 passos do treino com ele."""
+o catálogo dos desafios), anota num arquivo ao lado dele cada passo que dá num modelo em
+float32 (as sondas são em float64): a lição 11 dá os 50 passos do treino com ele."""
 from __future__ import annotations
 
 from conftest import rodar_script

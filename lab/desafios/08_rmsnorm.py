@@ -66,7 +66,8 @@ def sondas():
 
     B, T, d = 2, 3, 7              # todos diferentes: um eixo trocado aparece
     return [
-        Sonda(1, "as formas: x (2, 3, 7), peso (7,), eps 1e-5", (sorteio(B, T, d), ganho(d), 1e-5)),
+        Sonda(1, "as formas: x (2, 3, 7), peso (7,), eps 1e-5",
+              (sorteio(B, T, d), ganho(d), 1e-5)),
         Sonda(2, "eps grande (0,1): onde o eps fica pesa",
               (sorteio(B, T, d), ganho(d), 0.1)),
         Sonda(2, "x = 0: o eps evita dividir por zero",

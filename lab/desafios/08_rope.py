@@ -105,8 +105,8 @@ def por_matrizes(x, inicio=0, base=10_000.0):
         * base ** (-2 * i / dh)                                                    # (T, dh/2)
     c, s = angulo.cos(), angulo.sin()
     R = torch.stack([torch.stack([c, -s], -1), torch.stack([s, c], -1)], -2)      # (T, dh/2, 2, 2)
-    pares = torch.stack([x[..., :dh // 2], x[..., dh // 2:]], dim=-1)              # (..., T, dh/2, 2)
-    girados = torch.einsum("tpij,...tpj->...tpi", R.to(x.dtype), pares)           # (..., T, dh/2, 2)
+    pares = torch.stack([x[..., :dh // 2], x[..., dh // 2:]], dim=-1)       # (..., T, dh/2, 2)
+    girados = torch.einsum("tpij,...tpj->...tpi", R.to(x.dtype), pares)    # (..., T, dh/2, 2)
     return torch.cat([girados[..., 0], girados[..., 1]], dim=-1)                   # (..., T, dh)
 
 
