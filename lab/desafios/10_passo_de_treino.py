@@ -132,9 +132,8 @@ def sondas():
     def modelo(escala):
         """Um GPT2 de 1 bloco (d = 6, 2 cabeças, V = 7) em float64, cada peso sorteado,
         vezes a escala (maior: gradientes maiores)."""
-        with torch.device("meta"):
-            m = GPT2(1, D, H, V, 8)
-        m = m.to_empty(device="cpu").double()
+        with torch.random.fork_rng(devices=[]):      # o sorteio de agora não mexe no global
+            m = GPT2(1, D, H, V, 8).double()
         with torch.no_grad():
             for p in m.parameters():
                 p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) * escala)

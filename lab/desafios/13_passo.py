@@ -114,9 +114,8 @@ def sondas():
     def llama(camadas, d, h, kv, largura, base):
         """Um Llama da lição, minúsculo, em float64, todo peso sorteado (os ganhos das
         RMSNorm longe de 1)."""
-        with torch.device("meta"):
-            m = L13.Llama(camadas, d, h, kv, largura, V, base)
-        m = m.to_empty(device="cpu").double().eval()
+        with torch.random.fork_rng(devices=[]):      # o sorteio de agora não mexe no global
+            m = L13.Llama(camadas, d, h, kv, largura, V, base).double().eval()
         with torch.no_grad():
             for nome, p in m.named_parameters():
                 if p.dim() == 1:                                    # os ganhos das normas

@@ -302,12 +302,18 @@ _MEMORIA: dict = {}     # (desafio, versão) -> {índice da sonda: saída}
 _SONDAS: dict = {}      # desafio -> as sondas, montadas uma vez por processo
 
 
+def _sondas(desafio: Desafio) -> list:
+    """As sondas do desafio, montadas uma vez por processo (as de um passo de treino montam
+    um modelo cada)."""
+    if desafio.chave not in _SONDAS:
+        _SONDAS[desafio.chave] = desafio.sondas()
+    return _SONDAS[desafio.chave]
+
+
 def _sonda(desafio: Desafio, i: int) -> Sonda:
     """Uma cópia da sonda i (um defeito que muda a entrada no lugar não estraga a sonda das
     outras versões)."""
-    if desafio.chave not in _SONDAS:
-        _SONDAS[desafio.chave] = desafio.sondas()
-    s = _SONDAS[desafio.chave][i]
+    s = _sondas(desafio)[i]
     return Sonda(s.estagio, s.descricao, _copiar(s.args), _copiar(s.kwargs))
 
 
@@ -326,7 +332,7 @@ def _saida(desafio: Desafio, funcao, chave, i: int):
 
 def saidas(desafio: Desafio, funcao, chave=None) -> list:
     """As saídas de uma função do lab em todas as sondas (None onde ela dá erro)."""
-    return [_saida(desafio, funcao, chave, i) for i in range(len(desafio.sondas()))]
+    return [_saida(desafio, funcao, chave, i) for i in range(len(_sondas(desafio)))]
 
 
 def esperadas(desafio: Desafio) -> list:
@@ -373,7 +379,7 @@ def _uma_thread():
 
 
 def _diagnosticar(desafio, funcao, prazo, ao_estourar, vigiar) -> Diagnostico:
-    sondas = desafio.sondas()
+    sondas = _sondas(desafio)        # rodar_sonda dá à função uma cópia de cada uma
     certas = esperadas(desafio)
     resultados = [rodar_sonda(desafio, funcao, s, vigiar, prazo, ao_estourar) for s in sondas]
     diferencas = [("deu erro" if r.erro is not None else diferenca(r.saida, e))
