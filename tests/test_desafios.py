@@ -254,6 +254,13 @@ def test_a_secao_do_desafio_diz_o_que_escrever_e_como_conferir(chave):
     assert f".venv\\Scripts\\python.exe lab\\{script} --desafio" in secao
     assert f".venv/bin/python lab/{script} --desafio" in secao
     assert f"{d.funcao}(" in secao
+    quantos = re.search(r"catálogo (?:de|tem) (\w+) erros", " ".join(secao.split()))
+    if quantos:                    # o número de erros que a seção cita é o do catálogo
+        assert NUMEROS.get(quantos[1], quantos[1]) == str(len(d.defeitos)), quantos[0]
+
+
+NUMEROS = {n: str(i) for i, n in enumerate(
+    "zero um dois três quatro cinco seis sete oito nove dez onze doze".split())}
 
 
 # ---------------------------------------------------------------- a lição rodando
