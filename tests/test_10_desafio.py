@@ -31,7 +31,8 @@ def test_a_licao_11_treina_com_o_passo_do_aluno(tmp_path):
     pasta = tmp_path / "meus_desafios"
     pasta.mkdir()
     (pasta / "10_passo_de_treino.py").write_text(ALUNO, encoding="utf-8")
-    r = rodar_script("11_inducao.py", *ARGS, "--com-o-seu", "10", env={"LAB_DESAFIOS": str(pasta)})
+    r = rodar_script("11_inducao.py", *ARGS, "--html", str(tmp_path), "--com-o-seu", "10",
+                     env={"LAB_DESAFIOS": str(pasta)})
     assert r.returncode == 0, r.saida[-3000:] + r.erros[-2000:]
     antes_do_torch = " ".join(r.saida.split("(carregando o PyTorch")[0].split())
     assert "no lugar do da lição 10: confere com a referência." in antes_do_torch
