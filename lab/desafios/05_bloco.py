@@ -211,5 +211,5 @@ DESAFIO = Desafio(
     alternativas={"por_partes": por_partes, "a_mao": a_mao, "float32": em_float32},
     substituir=lambda seu: {"05_block": {"Bloco.forward": seu}},
     com_o_seu=[("06_gpt2.py", "os logits do GPT-2 montado com o seu bloco contra os do "
-                "transformers")],
+                "transformers", "--so", "2")],
 )

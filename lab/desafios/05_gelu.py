@@ -158,5 +158,5 @@ DESAFIO = Desafio(
     alternativas={"pytorch": do_pytorch, "sigmoide": pela_sigmoide, "float32": em_float32},
     substituir=substituir,
     com_o_seu=[("06_gpt2.py", "os logits do GPT-2 com a sua GELU em todo MLP, contra os "
-                "do transformers")],
+                "do transformers", "--so", "2")],
 )

@@ -175,5 +175,5 @@ DESAFIO = Desafio(
     alternativas={"a_mao": a_mao, "var_mean": por_var_mean, "float32": em_float32},
     substituir=substituir,
     com_o_seu=[("06_gpt2.py", "os logits do GPT-2 com o seu LayerNorm em todo bloco e no "
-                "ln_f, contra os do transformers")],
+                "ln_f, contra os do transformers", "--so", "2")],
 )

@@ -41,10 +41,22 @@ def _comandos(desafio) -> str:
             f"    Linux/macOS:  .venv/bin/python lab/{script} --desafio {desafio.nome}")
 
 
+def _assinatura(funcao) -> str:
+    """"(q, k, v, causal=False)": os parâmetros como estão escritos no desafio (um valor
+    padrão como marcar=lambda: None não tem repr que o Python leia de volta)."""
+    import ast
+
+    try:
+        arvore = ast.parse(textwrap.dedent(inspect.getsource(funcao)))
+        return f"({ast.unparse(arvore.body[0].args)})"
+    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        return str(inspect.signature(funcao))
+
+
 def modelo(desafio) -> str:
     """O texto do arquivo novo: o cabeçalho (o que fazer, como conferir), os imports e a
     função com a assinatura e a docstring da peça, e um corpo que diz 'ainda não escrita'."""
-    assinatura = inspect.signature(desafio.modelo)
+    assinatura = _assinatura(desafio.modelo)
     doc = textwrap.indent(inspect.cleandoc(desafio.modelo.__doc__ or ""), "    ")
     explica = textwrap.fill(f"A apostila explica a peça: {desafio.secao}. A opção --dica dá "
                             "uma dica a mais a cada vez.", width=79)

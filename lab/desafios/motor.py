@@ -314,22 +314,41 @@ def versao_de(desafio: Desafio, combinacao) -> Callable:
     return com_defeito
 
 
-_MEMORIA: dict = {}
+_MEMORIA: dict = {}     # (desafio, versão) -> {índice da sonda: saída}
+_SONDAS: dict = {}      # desafio -> as sondas, montadas uma vez por processo
+
+
+def _sondas(desafio: Desafio) -> list:
+    """As sondas do desafio, montadas uma vez por processo (as de um passo de treino montam
+    um modelo cada)."""
+    if desafio.chave not in _SONDAS:
+        _SONDAS[desafio.chave] = desafio.sondas()
+    return _SONDAS[desafio.chave]
+
+
+def _sonda(desafio: Desafio, i: int) -> Sonda:
+    """Uma cópia da sonda i (um defeito que muda a entrada no lugar não estraga a sonda das
+    outras versões)."""
+    s = _sondas(desafio)[i]
+    return Sonda(s.estagio, s.descricao, _copiar(s.args), _copiar(s.kwargs))
+
+
+def _saida(desafio: Desafio, funcao, chave, i: int):
+    """A saída de uma função do lab (a referência, uma versão do catálogo) na sonda i,
+    calculada uma vez por processo; None se ela dá erro nessa sonda."""
+    memoria = _MEMORIA.setdefault((desafio.chave, chave), {})
+    if i not in memoria:
+        with _uma_thread():
+            try:
+                memoria[i] = chamar(desafio, funcao, _sonda(desafio, i))
+            except Exception:  # noqa: BLE001 - um defeito que quebra nesta sonda
+                memoria[i] = None
+    return memoria[i]
 
 
 def saidas(desafio: Desafio, funcao, chave=None) -> list:
-    """As saídas de uma função do lab (a referência, uma versão do catálogo) em cada sonda,
-    calculadas uma vez por processo; None numa sonda em que ela dá erro."""
-    chave = (desafio.chave, chave)
-    if chave not in _MEMORIA:
-        lista = []
-        for sonda in desafio.sondas():
-            try:
-                lista.append(chamar(desafio, funcao, sonda))
-            except Exception:  # noqa: BLE001 - um defeito que quebra nesta sonda
-                lista.append(None)
-        _MEMORIA[chave] = lista
-    return _MEMORIA[chave]
+    """As saídas de uma função do lab em todas as sondas (None onde ela dá erro)."""
+    return [_saida(desafio, funcao, chave, i) for i in range(len(_sondas(desafio)))]
 
 
 def esperadas(desafio: Desafio) -> list:
@@ -363,7 +382,20 @@ class Diagnostico:
 
 def diagnosticar(desafio: Desafio, funcao, prazo=None, ao_estourar=None,
                  vigiar=True) -> Diagnostico:
-    sondas = desafio.sondas()
+    with _uma_thread():
+        return _diagnosticar(desafio, funcao, prazo, ao_estourar, vigiar)
+
+
+def _uma_thread():
+    """As sondas são contas minúsculas: com duas threads, cada operação espera pela outra
+    (um passo de treino do desafio da lição 10 leva 20 vezes mais numa máquina ocupada)."""
+    from comum import uma_thread
+
+    return uma_thread()
+
+
+def _diagnosticar(desafio, funcao, prazo, ao_estourar, vigiar) -> Diagnostico:
+    sondas = _sondas(desafio)        # rodar_sonda dá à função uma cópia de cada uma
     certas = esperadas(desafio)
     resultados = [rodar_sonda(desafio, funcao, s, vigiar, prazo, ao_estourar) for s in sondas]
     diferencas = [("deu erro" if r.erro is not None else diferenca(r.saida, e))
@@ -381,10 +413,16 @@ def diagnosticar(desafio: Desafio, funcao, prazo=None, ao_estourar=None,
             return d
         d.passou = True
         return d
+    # as sondas em que o aluno erra primeiro: um defeito que não muda nelas cai logo, sem
+    # rodar as outras (cada versão do catálogo roda só até a primeira sonda que não bate)
+    ordem = sorted(range(len(sondas)), key=lambda i: diferencas[i] is None)
     for combinacao in catalogo(desafio):
-        digital = impressao(desafio, combinacao)
-        if all(x is not None for x in digital) and all(
-                diferenca(r.saida, x) is None for r, x in zip(resultados, digital)):
+        versao, nome = versao_de(desafio, combinacao), tuple(x.nome for x in combinacao)
+
+        def bate(i, versao=versao, nome=nome):
+            x = _saida(desafio, versao, nome, i)
+            return x is not None and diferenca(resultados[i].saida, x) is None
+        if all(bate(i) for i in ordem):
             d.defeitos = combinacao
             break
     if d.defeitos:
