@@ -40,6 +40,7 @@ Os módulos:
     otimizador   Adam e AdamW à mão (importar torch.optim custa 1 a 2 s)
     dispositivo  --dispositivo: CPU, CUDA ou MPS
     distribuido  vários processos (torchrun, gloo ou nccl)
+    desafio      --desafio e --com-o-seu numa lição (o desafio mora em lab/desafios/)
 
 Nada aqui importa o torch: a primeira linha de uma lição sai antes dele.
 """

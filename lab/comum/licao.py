@@ -36,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import desafio
 from .caminhos import PASTA_LAB, RAIZ
 from .console import (cano_fechado, console, cortar, dizer, largura, num, perguntar, plural,
                       preparar_saida, quebrar)
@@ -179,8 +180,8 @@ class Licao:
         instalar_ctrl_c()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes, com_modelo=bool(self.usa_gpt2),
-                         modelo_padrao=self.modelo_padrao)
+                         [*self.opcoes, desafio.opcoes(self.numero)],
+                         com_modelo=bool(self.usa_gpt2), modelo_padrao=self.modelo_padrao)
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")
@@ -193,6 +194,7 @@ class Licao:
                 p.error(f"--so: não há experimento {', '.join(map(str, fora))} "
                         f"(há de 1 a {len(self.titulos)})")
         dizer(f"Lição {self.numero} · {self.titulo}")
+        desafio.despachar(self.numero, self.args, p)   # --desafio roda o desafio e sai
         dizer("(carregando o PyTorch...)")
         return self.args
 
@@ -257,6 +259,7 @@ class Licao:
     def rodar(self, funcoes: dict | None = None) -> int:
         """Roda os experimentos escolhidos (--so) em ordem; devolve o código de saída."""
         funcoes = funcoes or self.funcoes
+        self._com_o_seu()
         escolhidos = [(k, t) for k, t in enumerate(self.titulos, 1)
                       if not self.args.so or k in self.args.so]
         n = len(self.titulos)
@@ -276,6 +279,15 @@ class Licao:
         except BrokenPipeError:
             cano_fechado()
         return self._resumo(len(escolhidos))
+
+    def _com_o_seu(self):
+        """--com-o-seu com o número desta lição: a peça do aluno no lugar da que este
+        arquivo acabou de definir (as lições importadas já trocaram as suas em
+        importar_licao)."""
+        modulo = sys.modules.get(self.modulo)
+        arquivo = getattr(modulo, "__file__", None)
+        if arquivo:
+            desafio.substituir(Path(arquivo).stem, modulo)
 
     def _rodar_um(self, funcoes, k, titulo, n, limpo=False):
         """Roda o experimento k; r + Enter numa pausa dentro dele o roda de novo."""
@@ -460,4 +472,5 @@ def importar_licao(nome: str):
     modulo = importlib.util.module_from_spec(spec)
     sys.modules[modulo_nome] = modulo
     spec.loader.exec_module(modulo)
+    desafio.substituir(nome, modulo)       # --com-o-seu: a peça do aluno no lugar da lição
     return modulo

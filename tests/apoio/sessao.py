@@ -12,7 +12,7 @@ trava de arquivo (filelock), e lida do disco pelos outros:
   e stderr), guardada pela chave
     script + argumentos + o ambiente inteiro (fora as variáveis que mudam de um processo
     do pytest para outro: PYTEST_*, LAB_TESTES_*, _ e OLDPWD) + a entrada + o código do lab
-    (codigo_do_lab: lab/*.py, lab/comum/, lab/dados/ e lab/html/) + o (tamanho, data) de
+    (codigo_do_lab: lab/*.py, lab/comum/, lab/desafios/, lab/dados/ e lab/html/) + o (tamanho, data) de
     cada arquivo e de cada pasta (até dois níveis) citados por caminho absoluto nos
     argumentos ou nos valores do env= (um modelo copiado e depois estragado pelo teste
     muda a chave);
@@ -111,11 +111,12 @@ def _gravar(destino: Path, dados: bytes) -> None:
 # ------------------------------------------------------------------ chaves
 @functools.lru_cache(maxsize=None)
 def codigo_do_lab() -> str:
-    """Hash de lab/*.py, do encanamento (lab/comum/), dos dados das lições (lab/dados/) e
-    das fontes das páginas (lab/html/): uma lição ou um módulo editado no meio da sessão
-    não reusa nada velho."""
+    """Hash de lab/*.py, do encanamento (lab/comum/), dos desafios (lab/desafios/), dos
+    dados das lições (lab/dados/) e das fontes das páginas (lab/html/): uma lição ou um
+    módulo editado no meio da sessão não reusa nada velho."""
     h = hashlib.sha256()
     arquivos = (sorted((RAIZ / "lab").glob("*.py")) + sorted((RAIZ / "lab" / "comum").glob("*.py"))
+                + sorted((RAIZ / "lab" / "desafios").glob("*.py"))
                 + sorted((RAIZ / "lab" / "dados").glob("*"))
                 + sorted((RAIZ / "lab" / "html").glob("*")))     # as páginas que as lições gravam
     for arquivo in arquivos:
@@ -226,7 +227,7 @@ def _volatil(nome: str) -> bool:
 
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
-SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR"}
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_DESAFIOS", "LAB_PRAZO_DO_DESAFIO"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
