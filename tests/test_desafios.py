@@ -565,3 +565,20 @@ def test_mostrar_defeito_com_pausa_no_terminal(tmp_path):
         "[Enter] estágio 2: o mecanismo, um caso de cada vez",
         "[Enter] estágio 3: contra a referência", "[Enter] o veredito"], avisos
     assert "fim: 0" in fim and "Diagnóstico:" in fim, fim
+
+
+def test_o_readme_diz_quais_licoes_tem_desafio():
+    """A coluna "estado" da tabela das lições no README nomeia os desafios de cada lição, os
+    de lab/desafios/ (um desafio novo entra nela)."""
+    por_licao = {}
+    for chave in CHAVES:
+        por_licao.setdefault(chave[:2], []).append(chave[3:])
+    vistos = {}
+    for linha in (RAIZ / "README.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| (\d\d) \| `lab/.*\| ([^|]*) \|$", linha)
+        if m:
+            nomes = re.search(r"desafio: (.*)$", m[2])
+            vistos[m[1]] = re.findall(r"`(\w+)`", nomes[1]) if nomes else []
+    assert {k: v for k, v in vistos.items() if v} == por_licao
+    texto = (RAIZ / "lab" / "README.md").read_text(encoding="utf-8")
+    assert "`desafios/`" in texto and "meus_desafios/" in texto
