@@ -38,7 +38,7 @@ def test_com_o_seu_02_onde_roda_e_onde_nada_muda(capsys, tmp_path, monkeypatch):
     assert "Com o seu entrada()" not in saida            # nem confere o arquivo
     linha_de_comando.com_o_seu("06", "02")
     saida = " ".join(capsys.readouterr().out.split())
-    assert "nada muda" not in saida and "você ainda não escreveu entrada()" in saida
+    assert "nada muda" not in saida and "você ainda não escreveu entrada()," in saida
     assert _sem_trocas()
 
 

@@ -79,8 +79,8 @@ def test_o_layernorm_sem_peso_e_vies_estraga_os_logits(gpt2_ln_sorteado, tmp_pat
     r = _licao_06(gpt2_ln_sorteado, tmp_path)
     corrido = " ".join(r.saida.split())
     assert r.returncode == 1, r.saida
-    assert "você ainda não escreveu forward()" in corrido
-    assert "você ainda não escreveu gelu()" in corrido
+    assert "você ainda não escreveu forward()," in corrido
+    assert "você ainda não escreveu gelu()," in corrido
     assert "no lugar do da lição 05: ainda NÃO confere (0 de 8 sondas" in corrido
     assert "max |nosso - transformers| =" in corrido and ": NÃO confere" in corrido
 

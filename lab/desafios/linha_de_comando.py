@@ -281,9 +281,9 @@ def com_o_seu(numero_atual: str, licao: str) -> None:
             continue
         caminho = aluno.arquivo(desafio)
         if not caminho.exists():
-            dizer(quebrar(f"--com-o-seu {licao}: você ainda não escreveu {desafio.funcao}() "
-                          f"(rode lab/{_script(licao)} --desafio {desafio.nome}); segue a da "
-                          "lição."))
+            dizer(quebrar(f"--com-o-seu {licao}: você ainda não escreveu {desafio.funcao}(), "
+                          f"{desafio.titulo} (rode lab/{_script(licao)} --desafio "
+                          f"{desafio.nome}); segue a da lição."))
             continue
         try:
             funcao = aluno.ler(desafio, caminho)
