@@ -42,15 +42,16 @@ def _comandos(desafio) -> str:
 
 
 def _assinatura(funcao) -> str:
-    """"(q, k, v, causal=False)": os parâmetros como estão escritos no desafio (um valor
-    padrão como marcar=lambda: None não tem repr que o Python leia de volta)."""
-    import ast
+    """"(q, k, v, causal=False)": os parâmetros como estão escritos no desafio, letra por
+    letra (eps=1e-5, não 1e-05; um padrão como marcar=lambda: None não tem repr que o
+    Python leia de volta)."""
+    import re
 
     try:
-        arvore = ast.parse(textwrap.dedent(inspect.getsource(funcao)))
-        return f"({ast.unparse(arvore.body[0].args)})"
-    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
-        return str(inspect.signature(funcao))
+        cabeca = re.match(r"\s*def \w+(\(.*?\))\s*(?:->[^:]*)?:", inspect.getsource(funcao), re.S)
+    except (OSError, TypeError):
+        cabeca = None
+    return cabeca[1] if cabeca else str(inspect.signature(funcao))
 
 
 def modelo(desafio) -> str:
