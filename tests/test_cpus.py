@@ -3,8 +3,8 @@ que deixa a suíte rápida não muda o que os testes veem.
 
 - test_marcados_em_outra_cpu[variante]: roda de novo, num pytest filho com as variáveis
   da variante (postas antes de o torch começar), todos os testes marcados com
-  @pytest.mark.cpus (os que conferem números citados que saem de contas do torch). Os
-  blocos <!-- saida --> têm a mesma conferência em tests/test_apostilas.py.
+  @pytest.mark.cpus (os que conferem números citados que saem de contas do torch), entre
+  eles os blocos <!-- saida --> das lições com contas no torch (tests/test_apostilas.py).
 - o interpretador quente (tests/apoio/licao_quente.py) imprime, byte a byte, o que um processo
   novo imprime, também com duas threads, nos códigos de saída 1 e 2, e na cópia de uma
   lição e no trecho de `python -c` que tests/apoio/copia_do_aluno.py roda nele;
