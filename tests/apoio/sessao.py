@@ -194,26 +194,30 @@ ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
 _INDISPONIVEIS: dict = {}
 # Cada servidor tem uns 340 MB residentes (boa parte, as bibliotecas do torch, dividida com
-# os outros processos). Um processo da suíte pede uns 8 ambientes de partida: a base em
-# cp1252 e em UTF-8, as 4 variantes de CPU do test_apostilas e uns poucos de um teste só;
-# com 6, a suíte fechava e reabria 5 servidores (2,8 s de CPU cada).
+# os outros processos) e custa uns 4 s de CPU para subir. Um processo da suíte pede uns
+# 4 ambientes de partida (a base, que serve o cp1252 e o UTF-8, e uns poucos de um teste
+# só); quando eram 8 (as variantes de CPU do test_apostilas rodavam aqui), um limite de 6
+# fazia a suíte fechar e reabrir 5 servidores.
 MAX_SERVIDORES = 8
 
 
 def _servidor(ambiente: dict):
-    """O servidor quente para o ambiente de partida de `ambiente` (ou None)."""
+    """O servidor quente para o ambiente de partida de `ambiente` (ou None). A codificação
+    (PYTHONIOENCODING sem ":") não entra na chave: o filho do servidor a troca
+    (licao_quente._trocar_codificacao), e um servidor serve o cp1252 e o utf-8."""
     if os.environ.get(VARIAVEL_QUENTE, "1") == "0" or not hasattr(os, "fork"):
         return None
+    import licao_quente
+
     partida = {k: v for k, v in ambiente.items() if k not in SEGURAS}
-    chave = _hash({k: v for k, v in partida.items() if not _volatil(k)})
+    chave = _hash({k: v for k, v in partida.items() if not _volatil(k) and not (
+        k == "PYTHONIOENCODING" and licao_quente.codificacao_trocavel(v))})
     if chave in _INDISPONIVEIS:
         return None
     servidor = _SERVIDORES.pop(chave, None)
     if servidor is not None and not servidor.vivo():
         servidor = None
     if servidor is None:
-        import licao_quente
-
         while len(_SERVIDORES) >= MAX_SERVIDORES:   # o menos usado recentemente sai
             _SERVIDORES.pop(next(iter(_SERVIDORES))).fechar()
             _registrar({"evento": "servidor fechado (o menos usado)"})
