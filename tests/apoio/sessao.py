@@ -117,9 +117,10 @@ def _hash(*partes) -> str:
 
 # ------------------------------------------------------------------ compartilhado
 _MEMORIA: dict = {}
+OCUPADO = object()          # compartilhado(..., esperar=False): outro processo está calculando
 
 
-def compartilhado(chave: str, funcao):
+def compartilhado(chave: str, funcao, esperar: bool = True):
     """funcao(), calculada uma vez na sessão inteira (todos os arquivos e processos).
 
     chave: um texto que diz tudo de que o resultado depende além do código do lab (que
@@ -128,7 +129,10 @@ def compartilhado(chave: str, funcao):
         compartilhado("05 treinar_pilha pre_ln=False semente=8 passos=40 lr=1e-3",
                       lambda: L05.treinar_pilha(False, 8, passos=40, lr=1e-3))
     O resultado vai em pickle (tensores, listas, dicionários) e não deve ser modificado
-    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto)."""
+    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto).
+
+    esperar=False: se outro processo está calculando essa chave agora, devolve OCUPADO em
+    vez de esperar por ele (para quem pede várias chaves e pode começar por outra)."""
     h = _hash("compartilhado", chave, codigo_do_lab(), ambiente_numerico())
     if h in _MEMORIA:
         return _MEMORIA[h]
@@ -136,14 +140,23 @@ def compartilhado(chave: str, funcao):
     if base is None:
         valor = funcao()
     else:
+        from filelock import Timeout
+
         destino = base / "calculos" / f"{h}.pickle"
         destino.parent.mkdir(exist_ok=True)
-        with _trava(destino):
+        trava = _trava(destino)
+        try:
+            trava.acquire(timeout=-1 if esperar else 0)
+        except Timeout:
+            return OCUPADO
+        try:
             if destino.exists():
                 valor = pickle.loads(destino.read_bytes())
             else:
                 valor = funcao()
                 _gravar(destino, pickle.dumps(valor))
+        finally:
+            trava.release()
     _MEMORIA[h] = valor
     return valor
 
