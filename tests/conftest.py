@@ -37,8 +37,9 @@ teste muda a chave). A regra de quando isso vale:
 Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py: o
 torch e o transformers já importados, a lição num fork), exceto: 00_check, --help,
 --lista, --pausa, entrada pelo stdin, ou um ambiente que difere do da partida em algo
-além de LAB_MODELO, COLUMNS, NO_COLOR e PYTHONIOENCODING (o filho troca a codificação
-dos fluxos); e um código de saída 2 (uso errado) é sempre refeito num processo novo.
+além de LAB_MODELO, COLUMNS, NO_COLOR, LAB_TRACEBACK e PYTHONIOENCODING (o filho troca a
+codificação dos fluxos); e um código de saída 2 (uso errado) é sempre refeito num processo
+novo.
 LAB_TESTES_QUENTE=0 desliga o interpretador quente.
 
 Para outros cálculos caros que vários testes repetem (treinos da lição 05...):

@@ -2,10 +2,10 @@
 importados (uns 5 a 9 s de CPU a menos por execução), cada lição num processo-filho novo.
 
 O servidor é um processo Python começado com o mesmo ambiente que a lição teria (as
-variáveis que contam na partida: PYTHONIOENCODING, as de kernel e de threads, HF_*), que
+variáveis que contam na partida: as de kernel e de threads, HF_*), que
 importa os pacotes pesados e espera pedidos. Para cada pedido ele faz fork(): o filho
 aponta os descritores 0, 1 e 2 para os arquivos do pedido (os objetos sys.stdin/stdout/
-stderr da partida continuam os mesmos, com a mesma codificação), troca o os.environ, o
+stderr da partida continuam os mesmos, na codificação do pedido), troca o os.environ, o
 sys.argv e o sys.path[0] e roda o script com runpy como `python lab/NN.py` rodaria. O pai
 do servidor nunca fez conta nenhuma no torch (só importou): o filho começa as threads de
 conta e escolhe os kernels como um processo novo. Um servidor serve qualquer

@@ -201,7 +201,7 @@ def _volatil(nome: str) -> bool:
 
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
-SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR"}
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_TRACEBACK"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
