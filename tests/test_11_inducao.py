@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from conftest import RAIZ, compartilhado, rodar_script
+from sessao import OCUPADO
 from comum import importar_licao
 from treinos import licao_padrao_11, treino_padrao_10
 
@@ -396,9 +397,10 @@ def test_o_experimento_1_o_2_e_o_4_imprimem_o_piso(execucao_padrao):
 SEMENTES = range(10)
 
 
-def _treino_da_semente(semente):
+def _treino_da_semente(semente, esperar=True):
     """O treino padrão (600 passos) da semente, dentro do processo, uma vez na sessão: o
-    histórico sem os pesos de cada linha, e os pesos do fim (para a ablação)."""
+    histórico sem os pesos de cada linha, e os pesos do fim (para a ablação). esperar=False:
+    sessao.OCUPADO se outro processo está treinando essa semente agora."""
     c = {"camadas": 2, "largura": 64, "cabecas": 2, "lote": 32, "taxa": 1e-3,
          "passos": 600, "periodos": (8, 24), "sem_posicao": False, "semente": semente,
          "dispositivo": "cpu"}
@@ -408,7 +410,26 @@ def _treino_da_semente(semente):
             historico, modelo = L11.rodar_treino(c)
         return ([{k: v for k, v in m.items() if k != "pesos"} for m in historico],
                 modelo.state_dict())
-    return compartilhado(f"11 treino padrão semente={semente} passos=600", treinar)
+    return compartilhado(f"11 treino padrão semente={semente} passos=600", treinar,
+                         esperar=esperar)
+
+
+def _todas_as_sementes():
+    """{semente: treino} das sementes 1 a 9, começando pelas que ninguém está treinando: o
+    outro processo do xdist pode estar no meio de uma (test_a_semente_e_a_linha_da_apostila
+    as pede de 1 a 9; daqui, de 9 a 1), e esperar por ela deixaria este parado. Quando todas
+    as que faltam estão ocupadas, espera pela primeira."""
+    feitos, faltam = {}, [s for s in reversed(SEMENTES) if s]
+    while faltam:
+        for s in list(faltam):
+            treino = _treino_da_semente(s, esperar=False)
+            if treino is not OCUPADO:
+                feitos[s] = treino
+                faltam.remove(s)
+        if faltam:
+            s = faltam.pop(0)
+            feitos[s] = _treino_da_semente(s)
+    return feitos
 
 
 def _historico_da_tabela(saida):
@@ -462,7 +483,8 @@ def test_dez_sementes_a_faixa_e_a_parte_que_forma_o_circuito(execucao_padrao):
     cópia nas cabeças que a apostila diz."""
     r, _ = execucao_padrao
     historicos = {0: _historico_da_tabela(r.saida)}
-    historicos.update({s: _treino_da_semente(s)[0] for s in SEMENTES if s})
+    treinos = _todas_as_sementes()
+    historicos.update({s: treinos[s][0] for s in SEMENTES if s})
     tabela = _tabela_da_apostila()
     assert sorted(tabela) == list(SEMENTES)
     assert tabela[0] == (L11.transicao(historicos[0])[:2],
@@ -477,7 +499,7 @@ def test_dez_sementes_a_faixa_e_a_parte_que_forma_o_circuito(execucao_padrao):
         "sementes 4 e 6 copiam assim mesmo (a parte repetida termina em " + " e ".join(
             L11.num(historicos[s][-1]["repetida"], 2) for s in outros) + ")" in APOSTILA
     modelo = L11.novo_modelo(2, 64, 2, 4)                  # a ablação da semente 4, no fim
-    modelo.load_state_dict(_treino_da_semente(4)[1])
+    modelo.load_state_dict(treinos[4][1])
     ids, p = L11.avaliacao(4)
     _, zeradas = L11.ablacao(modelo.eval(), ids, p)
     quebram = [f"{i}.{j}" for (i, j), v in sorted(zeradas.items()) if v > METADE]

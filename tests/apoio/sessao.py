@@ -44,8 +44,9 @@ Quando a execução guardada vale:
 
 Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py:
 o torch e o transformers já importados, a lição num fork), um servidor por ambiente de
-partida (o ambiente fora LAB_MODELO, COLUMNS e NO_COLOR, que a lição só lê depois), até
-MAX_SERVIDORES (o menos usado sai). Num processo novo, sempre: um script que não é uma
+partida (o ambiente fora SEGURAS: LAB_MODELO, COLUMNS, NO_COLOR, LAB_TRACEBACK, LAB_DESAFIOS
+e LAB_PRAZO_DO_DESAFIO, que a lição só lê depois; e a codificação de PYTHONIOENCODING, que o
+filho troca nos fluxos), até MAX_SERVIDORES (o menos usado sai). Num processo novo, sempre: um script que não é uma
 lição lab/NN_*.py, 00_check (ela mede a própria partida), --help, -h, --lista, --pausa, uma
 entrada pelo stdin, um ambiente sem PYTHONIOENCODING; e o código de saída 2 (uso errado) é
 refeito num processo novo.
@@ -156,9 +157,10 @@ def _hash(*partes) -> str:
 
 # ------------------------------------------------------------------ compartilhado
 _MEMORIA: dict = {}
+OCUPADO = object()          # compartilhado(..., esperar=False): outro processo está calculando
 
 
-def compartilhado(chave: str, funcao):
+def compartilhado(chave: str, funcao, esperar: bool = True):
     """funcao(), calculada uma vez na sessão inteira (todos os arquivos e processos).
 
     chave: um texto que diz tudo de que o resultado depende além do código do lab (que
@@ -167,7 +169,10 @@ def compartilhado(chave: str, funcao):
         compartilhado("05 treinar_pilha pre_ln=False semente=8 passos=40 lr=1e-3",
                       lambda: L05.treinar_pilha(False, 8, passos=40, lr=1e-3))
     O resultado vai em pickle (tensores, listas, dicionários) e não deve ser modificado
-    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto)."""
+    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto).
+
+    esperar=False: se outro processo está calculando essa chave agora, devolve OCUPADO em
+    vez de esperar por ele (para quem pede várias chaves e pode começar por outra)."""
     h = _hash("compartilhado", chave, codigo_do_lab(), ambiente_numerico())
     if h in _MEMORIA:
         return _MEMORIA[h]
@@ -175,14 +180,23 @@ def compartilhado(chave: str, funcao):
     if base is None:
         valor = funcao()
     else:
+        from filelock import Timeout
+
         destino = base / "calculos" / f"{h}.pickle"
         destino.parent.mkdir(exist_ok=True)
-        with _trava(destino):
+        trava = _trava(destino)
+        try:
+            trava.acquire(timeout=-1 if esperar else 0)
+        except Timeout:
+            return OCUPADO
+        try:
             if destino.exists():
                 valor = pickle.loads(destino.read_bytes())
             else:
                 valor = funcao()
                 _gravar(destino, pickle.dumps(valor))
+        finally:
+            trava.release()
     _MEMORIA[h] = valor
     return valor
 
@@ -227,32 +241,37 @@ def _volatil(nome: str) -> bool:
 
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
-SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_DESAFIOS", "LAB_PRAZO_DO_DESAFIO"}
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_TRACEBACK", "LAB_DESAFIOS",
+           "LAB_PRAZO_DO_DESAFIO"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
 _INDISPONIVEIS: dict = {}
 # Cada servidor tem uns 340 MB residentes (boa parte, as bibliotecas do torch, dividida com
-# os outros processos). Um processo da suíte pede uns 8 ambientes de partida: a base em
-# cp1252 e em UTF-8, as 4 variantes de CPU do test_apostilas e uns poucos de um teste só;
-# com 6, a suíte fechava e reabria 5 servidores (2,8 s de CPU cada).
+# os outros processos) e custa uns 4 s de CPU para subir. Um processo da suíte pede uns
+# 4 ambientes de partida (a base, que serve o cp1252 e o UTF-8, e uns poucos de um teste
+# só); quando eram 8 (as variantes de CPU do test_apostilas rodavam aqui), um limite de 6
+# fazia a suíte fechar e reabrir 5 servidores.
 MAX_SERVIDORES = 8
 
 
 def _servidor(ambiente: dict):
-    """O servidor quente para o ambiente de partida de `ambiente` (ou None)."""
+    """O servidor quente para o ambiente de partida de `ambiente` (ou None). A codificação
+    (PYTHONIOENCODING sem ":") não entra na chave: o filho do servidor a troca
+    (licao_quente._trocar_codificacao), e um servidor serve o cp1252 e o utf-8."""
     if os.environ.get(VARIAVEL_QUENTE, "1") == "0" or not hasattr(os, "fork"):
         return None
+    import licao_quente
+
     partida = {k: v for k, v in ambiente.items() if k not in SEGURAS}
-    chave = _hash({k: v for k, v in partida.items() if not _volatil(k)})
+    chave = _hash({k: v for k, v in partida.items() if not _volatil(k) and not (
+        k == "PYTHONIOENCODING" and licao_quente.codificacao_trocavel(v))})
     if chave in _INDISPONIVEIS:
         return None
     servidor = _SERVIDORES.pop(chave, None)
     if servidor is not None and not servidor.vivo():
         servidor = None
     if servidor is None:
-        import licao_quente
-
         while len(_SERVIDORES) >= MAX_SERVIDORES:   # o menos usado recentemente sai
             _SERVIDORES.pop(next(iter(_SERVIDORES))).fechar()
             _registrar({"evento": "servidor fechado (o menos usado)"})
