@@ -223,6 +223,9 @@ foreach ($cand in $candidatos) {
         # O atalho da Microsoft Store ("python" que abre a loja) não imprime nada e sai com 9009.
         if ($cand.Programa -like '*\Microsoft\WindowsApps\*') {
             $fora.Add("$($cand.Nome) (atalho da Microsoft Store, não é um Python instalado)")
+        } elseif ($cand.Programa -like '*\shims\*') {
+            # o atalho do pyenv-win para uma versão instalada que não está ativa
+            $fora.Add("$($cand.Nome): existe mas não está ativo (pyenv?)")
         } else {
             $fora.Add("$($cand.Nome) (não respondeu como um Python; código $($r.Codigo))")
         }
@@ -283,6 +286,18 @@ if ($null -eq $PyExe) {
 $PyNome = (@($PyExe) + $PyExtra) -join ' '
 $PyVersao = "3.$PyMenor"
 Write-Host "Usando o Python $PyVersao ($PyNomeCurto), o mais novo da faixa 3.$Min a 3.$Max que achei."
+
+# Qual PyTorch: no Windows, o do pip é a versão só-CPU (pouco mais de 100 MB), a que o lab usa;
+# não há o que escolher, ao contrário do Linux. Uma placa NVIDIA (o nvidia-smi vem com o driver
+# dela) não muda isso: o script só diz como usá-la, se quiser.
+Write-Host 'PyTorch: a versão do pip no Windows, só-CPU (o lab roda inteiro na CPU).'
+$nvidiaSmi = Get-Command 'nvidia-smi' -CommandType Application -ErrorAction SilentlyContinue | Select-Object -First 1
+if ($null -ne $nvidiaSmi) {
+    Write-Host '  Achei o nvidia-smi, do driver da placa NVIDIA. Para treinar nela (opcional:'
+    Write-Host '  --dispositivo cuda nas lições 10 a 12), troque depois o PyTorch pelo com CUDA,'
+    Write-Host '  com o comando de https://pytorch.org/get-started/locally/ rodado com'
+    Write-Host '  .venv\Scripts\python.exe -m pip.'
+}
 
 # ------------------------------------------------------------------ 2. .venv
 

@@ -2,8 +2,10 @@
 # .venv-setup.sh — prepara o ambiente do laboratório no Linux e no macOS.
 #
 # Uso (na pasta do laboratório):
-#     bash .venv-setup.sh          # cria .venv e instala requirements.txt
-#     bash .venv-setup.sh --cpu    # Linux x86_64 sem placa NVIDIA: PyTorch só-CPU (download menor)
+#     bash .venv-setup.sh          # cria .venv e instala requirements.txt; no Linux x86_64, o
+#                                  # PyTorch só-CPU se não há placa NVIDIA (sem nvidia-smi)
+#     bash .venv-setup.sh --cpu    # força o PyTorch só-CPU (download menor)
+#     bash .venv-setup.sh --cuda   # força o PyTorch com CUDA (Linux x86_64 com placa NVIDIA)
 #     bash .venv-setup.sh --help
 #
 # Pode rodar quantas vezes quiser: reaproveita a .venv que já existe (e a recria se estiver
@@ -14,7 +16,7 @@ URL_TORCH_CPU="https://download.pytorch.org/whl/cpu"
 
 ajuda() {
     cat <<'FIM'
-Uso: bash .venv-setup.sh [--cpu] [--so-procurar] [--help]
+Uso: bash .venv-setup.sh [--cpu | --cuda] [--so-procurar] [--help]
 
 Prepara o ambiente do laboratório:
   1. procura um Python da faixa do lab (a linha "# Pythons do lab" de requirements.txt):
@@ -22,14 +24,15 @@ Prepara o ambiente do laboratório:
      pulou os outros; sem nenhum, para antes do pip e diz qual instalar;
   2. cria a pasta .venv (ou reaproveita a que já existe; recria se estiver quebrada ou se
      foi feita com um Python fora da faixa);
-  3. instala os pacotes de requirements.txt com .venv/bin/python -m pip.
+  3. escolhe o PyTorch pelo que a máquina tem e diz qual: no Linux x86_64 sem placa NVIDIA
+     (sem o programa nvidia-smi, do driver dela), a versão só-CPU, do índice oficial do
+     PyTorch (https://download.pytorch.org/whl/cpu); com ela, a versão com CUDA, do pip
+     normal, vários GB a mais. No macOS e no Linux ARM, a versão normal já é só-CPU;
+  4. instala os pacotes de requirements.txt com .venv/bin/python -m pip.
 
 Opções:
-  --cpu     Só para Linux x86_64 sem placa NVIDIA. Instala antes o PyTorch só-CPU, do
-            índice oficial do PyTorch (https://download.pytorch.org/whl/cpu), e depois o
-            resto de requirements.txt. Sem esta opção, o pip do Linux baixa a versão com
-            CUDA, que ocupa vários GB a mais. No macOS e no Linux ARM a versão normal já é
-            só-CPU: a opção é ignorada.
+  --cpu     Força o PyTorch só-CPU no Linux x86_64 (o lab roda inteiro na CPU).
+  --cuda    Força o PyTorch com CUDA no Linux x86_64 (placa NVIDIA sem o nvidia-smi no PATH).
   --so-procurar
             Só procura o Python e diz qual usaria e o que faria com a .venv; não cria
             nem instala nada.
@@ -58,10 +61,12 @@ passo() {
 
 # ---------------------------------------------------------------- opções
 CPU=0
+CUDA=0
 SO_PROCURAR=0
 for arg in "$@"; do
     case "$arg" in
         --cpu) CPU=1 ;;
+        --cuda) CUDA=1 ;;
         --so-procurar) SO_PROCURAR=1 ;;
         -h|--help|--ajuda) ajuda; exit 0 ;;
         *)
@@ -71,6 +76,11 @@ for arg in "$@"; do
             ;;
     esac
 done
+if [ "$CPU" -eq 1 ] && [ "$CUDA" -eq 1 ]; then
+    printf 'Use --cpu ou --cuda, não as duas.\n\n' >&2
+    ajuda >&2
+    exit 2
+fi
 
 # Tudo acontece na pasta deste script (a raiz do laboratório), de onde quer que ele seja chamado.
 cd "$(dirname -- "${BASH_SOURCE[0]}")"
@@ -127,7 +137,12 @@ for cand in "${candidatos[@]}"; do
     maior=""; menor=""; bits=""
     read -r maior menor bits <<<"$(versao_de "$cand")" || true
     if [ -z "$maior" ] || [ -z "$menor" ] || [ -z "$bits" ]; then
-        FORA+=("$cand: não respondeu como um Python")
+        case "$caminho" in
+            # um atalho (shim) do pyenv para uma versão instalada que não está ativa: ele só
+            # responde com um erro (pyenv global ou pyenv local a ativam)
+            */shims/*) FORA+=("$cand: existe mas não está ativo (pyenv?)") ;;
+            *) FORA+=("$cand: não respondeu como um Python") ;;
+        esac
         continue
     fi
     motivo="$(por_que_nao "$maior" "$menor" "$bits")"
@@ -159,6 +174,36 @@ if [ -z "$PY" ]; then
 fi
 maior=3; menor="$PY_MENOR"
 echo "Usando o Python 3.$menor ($PY_NOME: $PY), o mais novo da faixa 3.$MIN a 3.$MAX que achei."
+
+# Qual PyTorch: no Linux x86_64, o do pip normal é a versão com CUDA (com as bibliotecas da
+# NVIDIA, vários GB a mais); a só-CPU vem do índice do PyTorch. Sem placa NVIDIA, a com CUDA
+# só ocupa disco: a escolha segue o que a máquina tem (o nvidia-smi vem com o driver da placa).
+TORCH_CPU=0
+TORCH_MOTIVO=()    # as linhas que dizem qual e por quê
+if [ "$(uname -s)" = Linux ] && [ "$(uname -m)" = x86_64 ]; then
+    if [ "$CPU" -eq 1 ]; then
+        TORCH_CPU=1
+        TORCH_MOTIVO=("PyTorch: a versão só-CPU (--cpu).")
+    elif [ "$CUDA" -eq 1 ]; then
+        TORCH_MOTIVO=("PyTorch: a versão com CUDA (--cuda; o download tem vários GB).")
+    elif command -v nvidia-smi >/dev/null 2>&1; then
+        TORCH_MOTIVO=("PyTorch: a versão com CUDA, porque achei o nvidia-smi, do driver da placa NVIDIA."
+                      "  O download tem vários GB; o lab roda inteiro na CPU: para um download"
+                      "  bem menor, use --cpu.")
+    else
+        TORCH_CPU=1
+        TORCH_MOTIVO=("PyTorch: a versão só-CPU, porque não achei o nvidia-smi, do driver da placa"
+                      "  NVIDIA: sem a placa, a versão com CUDA só ocuparia vários GB a mais."
+                      "  (Com a placa NVIDIA e sem o nvidia-smi, use --cuda.)")
+    fi
+else
+    TORCH_MOTIVO=("PyTorch: a versão normal do pip (só no Linux x86_64 há uma com CUDA e uma"
+                  "  só-CPU para escolher).")
+    if [ "$CPU" -eq 1 ] || [ "$CUDA" -eq 1 ]; then
+        TORCH_MOTIVO+=("  (--cpu e --cuda: ignorados em $(uname -s) $(uname -m).)")
+    fi
+fi
+printf '%s\n' "${TORCH_MOTIVO[@]}"
 
 # ---------------------------------------------------------------- 2. .venv
 VPY=".venv/bin/python"
@@ -246,25 +291,25 @@ if [ "$NOVA" -eq 1 ]; then
     "${PIP[@]}" install --quiet --upgrade pip || falha_pip "não consegui atualizar o pip." "$@"
 fi
 
-if [ "$CPU" -eq 1 ]; then
-    if [ "$(uname -s)" = Linux ] && [ "$(uname -m)" = x86_64 ]; then
-        TORCH="$(grep -E '^[[:space:]]*torch[[:space:]]*==' requirements.txt | head -n 1 | tr -d '[:space:]' || true)"
-        TORCH="${TORCH%%#*}"
-        [ -n "$TORCH" ] || TORCH="torch==2.13.0"
-        ATUAL="$("$VPY" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
-        if [ "$ATUAL" = "${TORCH#torch==}+cpu" ]; then
-            passo "O PyTorch só-CPU ($ATUAL) já está instalado"
-        elif [ -n "$ATUAL" ] && [ "${ATUAL%+cpu}" = "$ATUAL" ]; then
-            passo "Esta .venv já tem o PyTorch $ATUAL (com CUDA)"
-            echo "Para trocá-lo pela versão só-CPU, apague a pasta .venv e rode de novo:"
-            echo "    rm -rf .venv && bash .venv-setup.sh --cpu"
-        else
-            passo "Instalando o PyTorch só-CPU ($TORCH) de $URL_TORCH_CPU"
-            "${PIP[@]}" install "$TORCH" --index-url "$URL_TORCH_CPU" \
-                || falha_pip "não consegui instalar o PyTorch só-CPU." "$@"
-        fi
+if [ "$TORCH_CPU" -eq 1 ]; then
+    TORCH="$(grep -E '^[[:space:]]*torch[[:space:]]*==' requirements.txt | head -n 1 | tr -d '[:space:]' || true)"
+    TORCH="${TORCH%%#*}"
+    [ -n "$TORCH" ] || TORCH="torch==2.13.0"
+    ATUAL="$("$VPY" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
+    if [ "$ATUAL" = "${TORCH#torch==}+cpu" ]; then
+        passo "O PyTorch só-CPU ($ATUAL) já está instalado"
+    elif [ -n "$ATUAL" ] && [ "${ATUAL%+cpu}" = "$ATUAL" ]; then
+        passo "Esta .venv já tem o PyTorch $ATUAL (com CUDA): fica ele"
+        echo "Para trocá-lo pela versão só-CPU, apague a pasta .venv e rode de novo:"
+        echo "    rm -rf .venv && bash .venv-setup.sh --cpu"
     else
-        echo "(--cpu ignorado: em $(uname -s) $(uname -m) o PyTorch normal já é só-CPU.)"
+        # Só o torch daqui (--no-deps): o que ele pede vem com o resto, do pip normal.
+        passo "Instalando o PyTorch só-CPU ($TORCH) de $URL_TORCH_CPU"
+        if ! "${PIP[@]}" install --no-deps "$TORCH" --index-url "$URL_TORCH_CPU"; then
+            [ "$CPU" -eq 0 ] || falha_pip "não consegui instalar o PyTorch só-CPU." "$@"
+            echo "Aviso: não consegui o PyTorch só-CPU de $URL_TORCH_CPU (a rede bloqueia esse"
+            echo "endereço?). Sigo com o pip normal, que traz a versão com CUDA (vários GB a mais)."
+        fi
     fi
 fi
 

@@ -25,9 +25,10 @@ qual combinação o empurrou. Cada variante a mais custa uma execução de cada 
 citada nos testes; cinco (esta, genérica, AVX2 onde é outra, MKL compatível, uma e duas
 threads) cobrem as peças sem multiplicar o tempo da suíte.
 
-Quem usa: tests/conftest.py (um thread nos testes), tests/test_apostilas.py (os blocos
-<!-- saida -->), tests/test_cpus.py (os testes marcados com @pytest.mark.cpus) e
-ferramentas/outra_cpu.py (para achar as linhas que mudam antes de escrever a apostila).
+Quem usa: tests/conftest.py (um thread nos testes), tests/test_cpus.py (os testes
+marcados com @pytest.mark.cpus, entre eles os blocos <!-- saida --> de
+tests/test_apostilas.py) e ferramentas/outra_cpu.py (para achar as linhas que mudam antes
+de escrever a apostila).
 """
 from __future__ import annotations
 

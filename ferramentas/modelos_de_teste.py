@@ -85,20 +85,25 @@ VARIANTES_LLAMA = {
 
 
 def construir_llama(pasta: Path, variante="tucano", camadas=3, d=64, cabecas=4, largura=176,
-                    posicoes=256, semente=0, vocab_tokenizador=400):
+                    posicoes=256, semente=0, vocab_tokenizador=400, kv=None,
+                    tokenizador="llama"):
     """Pasta save_pretrained com um LlamaForCausalLM aleatório (padrão: 3 camadas, d = 64,
     4 cabeças) e o tokenizador de construir_tokenizador_llama. variante: 'tucano' (saída
     própria, 4 cabeças de K/V = MHA) ou 'smollm' (saída amarrada ao embedding, GQA 2 de K/V);
-    a base do RoPE e o eps da RMSNorm saem do config.json, como nos modelos do hub."""
+    a base do RoPE e o eps da RMSNorm saem do config.json, como nos modelos do hub. kv: outro
+    número de cabeças de K/V (1: MQA). tokenizador='bytes': um BPE de bytes como o do GPT-2
+    e o do SmolLM2 de verdade (construir_tokenizador: 'Ġ' no lugar do espaço; este não põe
+    nenhum <s> na frente)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     pasta = Path(pasta)
     pasta.mkdir(parents=True, exist_ok=True)
     v = VARIANTES_LLAMA[variante]
-    tok = construir_tokenizador_llama(pasta, vocab=vocab_tokenizador)
+    tok = (construir_tokenizador(pasta, vocab=vocab_tokenizador) if tokenizador == "bytes"
+           else construir_tokenizador_llama(pasta, vocab=vocab_tokenizador))
     torch.manual_seed(semente)
-    kv = v["kv"] or cabecas                  # None: uma cabeça de K/V por consulta (MHA)
+    kv = kv or v["kv"] or cabecas            # None: uma cabeça de K/V por consulta (MHA)
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=d, intermediate_size=largura, num_hidden_layers=camadas,
         num_attention_heads=cabecas, num_key_value_heads=kv, max_position_embeddings=posicoes,

@@ -22,11 +22,13 @@ LICAO = Licao.da_docstring(__doc__, usa_gpt2={3, 4}, rotulo="Verificação", opc
     opcao("--tucano", "flag", None, "baixa também o Tucano-160m da lição 13 (com internet; "
           "uns 325 MB), diz o disco que ele pede e confere que ele carrega"),
 ])
+LICAO.proximo_no_resumo = False  # a lição 01 só depois do "Pronto" (no fim deste arquivo)
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 
 from comum import TAMANHOS_GPT2, contar, dizer, inteiro, largura, num, quebrar, tamanho
-from comum.carregar_gpt2 import PREFIXO_HUB, memoria_disponivel
+from comum.carregar_gpt2 import PREFIXO_HUB
 from comum.console import unicode_ok
+from comum.hub import memoria_disponivel
 
 AVISOS = []  # o que não impede a aula, mas vale saber
 
@@ -216,7 +218,7 @@ def exp_tucano(licao):
                     "Hugging Face em outro disco (HF_HOME; README, \"Disco cheio\").")
     inicio = time.perf_counter()
     try:
-        modelo, _ = carregar_llama(TUCANO)
+        modelo, _ = carregar_llama(TUCANO, baixar_com="lab/00_check.py --tucano")
     except ModeloIndisponivel as erro:
         raise ExperimentoPulado(str(erro)) from None
     dizer(f"  {TUCANO}: {inteiro(contar(modelo))} parâmetros; pronto para a lição 13 em "
@@ -251,6 +253,7 @@ if __name__ == "__main__":
         dizer(quebrar(f"Aviso: {aviso}."))
     if codigo == 0:
         dizer("Pronto: este computador está preparado para o lab.")
+        LICAO.dizer_o_proximo_passo()
     else:
         dizer("Ainda não está pronto. O que corrigir:")
         motivos = dict.fromkeys(m for _k, _t, m in LICAO.pulados + LICAO.falhos)

@@ -4,7 +4,7 @@
 3. Gerando texto com o nosso GPT-2
 4. Do gpt2 ao gpt2-xl: só L, d e h mudam
 5. Um modelo maior de verdade (--modelo gpt2-medium)"""
-from comum import Licao, importar_licao, opcao, texto_utf8
+from comum import Licao, importar_licao, opcao, plural, texto_utf8
 
 LICAO = Licao.da_docstring(__doc__, usa_gpt2={1, 2, 3, 5}, opcoes=[
     opcao("--texto", texto_utf8('--texto "O gato subiu no"'), "The cat sat on the",
@@ -141,12 +141,12 @@ import sys
 import time
 
 from comum import (TAMANHOS_GPT2, cientifico, comando, dizer, em_linhas, figuras, inteiro, num,
-                   pct, plural, quebrar, tamanho, token)
-from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria, memoria_disponivel
+                   pct, quebrar, tamanho, token)
+from comum.carregar_gpt2 import PREFIXO_HUB, estimar_memoria
 from comum.console import citar, escritor
+from comum.hub import memoria_disponivel
 # o nosso GPT2 sobre os pesos carregados, contar, a tolerância (a 07 usa os mesmos)
-from comum import confere, contar
-from comum.pesos_gpt2 import BASE, FOLGA, TOLERANCIA, modelos, tokenizar
+from comum.montagem import BASE, FOLGA, TOLERANCIA, confere, contar, modelos, tokenizar
 
 NOVOS_TOKENS = 16
 PEQUENO = ("gpt2", PREFIXO_HUB + "gpt2")

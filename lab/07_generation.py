@@ -162,10 +162,10 @@ import statistics
 import sys
 import time
 
-from comum import (Progresso, TAMANHOS_GPT2, confere, cronometrar, dizer, inteiro, limite, num,
-                   pct, pesos_gpt2, plural, quebrar, tamanho, token)
+from comum import (Progresso, TAMANHOS_GPT2, confere, cronometrar, dizer, inteiro, limite,
+                   montagem, num, pct, plural, quebrar, tamanho, token)
 from comum.console import citar
-from comum.pesos_gpt2 import tokenizar
+from comum.montagem import tokenizar
 
 L06 = importar_licao("06_gpt2")     # o GPT2 sobre os pesos do transformers, sem cópia
 
@@ -198,7 +198,7 @@ def modelos(licao):
     a frase em português, e a tela diz por quê; senão, a do GPT-2, em inglês."""
     from comum import REGRA_DE_CARACTERES, de_caracteres
 
-    nosso, hf, tok = pesos_gpt2.modelos(licao, L06.nosso_gpt2)
+    nosso, hf, tok = montagem.modelos(licao, L06.nosso_gpt2)
     if licao.args.texto is None:
         caracteres = de_caracteres(tok)
         licao.args.texto = FRASE_CARACTERES if caracteres else FRASE_GPT2

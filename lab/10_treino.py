@@ -159,6 +159,9 @@ def amostrar(modelo, ids, novos, T, geradores, temperatura=0.8):
     return ids
 
 
+CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"   # onde o treino grava (a 11 o lê)
+
+
 def salvar(arquivo, modelo, config, **extra):
     """Grava o checkpoint: a configuração, os pesos e o que mais vier (passo, perdas).
     Primeiro num arquivo temporário, depois troca o nome: um Ctrl+C no meio da gravação
@@ -233,7 +236,8 @@ def configuracao(args):
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["treinar", "passo_de_treino", "taxa", "passos_de_aquecimento", "lote", "perda",
            "adamw", "ALFABETO", "Caracteres", "separar", "avaliar", "lotes_fixos", "amostrar",
-           "salvar", "carregar", "novo_modelo", "configuracao", "CORPUS_DO_CURSO",
+           "CHECKPOINT_PADRAO", "salvar", "carregar", "novo_modelo", "configuracao",
+           "CORPUS_DO_CURSO",
            "texto_de_treino", "dados"]
 
 
@@ -244,7 +248,7 @@ import sys
 import time
 
 from comum import (Progresso, cientifico, comando, contar, curto, dizer, figuras, legivel,
-                   limite, num, pct, plural, preparar_treino, quebrar)
+                   limite, num, pct, plural, preparar_treino, quebrar, uma_thread)
 from comum.pesos_gpt2 import exportar  # o inverso do carregar_gpt2
 from comum.processo import ao_interromper_durante
 from comum.ritmo import Ritmo
@@ -329,9 +333,6 @@ def exp_modelo(licao):
 
 
 # ============================================================ experimento 3
-CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "10_gpt.pt"
-
-
 def caminho_checkpoint(args):
     return Path(args.checkpoint).resolve() if args.checkpoint else CHECKPOINT_PADRAO
 
@@ -601,7 +602,8 @@ def so_amostrar(args):
           f"{args.semente}):\n")
     geradores = [torch.Generator().manual_seed(args.semente)]
     inicio = torch.tensor([tok.codificar(args.texto) or [tok.ids["\n"]]])
-    saida = amostrar(modelo, inicio, NOVOS * 2, config["contexto"], geradores, TEMPERATURA)
+    with uma_thread():   # um caractere por vez num modelo pequeno: repartir só faz esperar
+        saida = amostrar(modelo, inicio, NOVOS * 2, config["contexto"], geradores, TEMPERATURA)
     for linha in tok.decodificar(saida[0].tolist()).split("\n"):
         dizer(quebrar(linha) if linha.strip() else "")
     return 0

@@ -165,10 +165,27 @@ def sem_cabecas(modelo, cabecas):
             g.remove()
 
 
+SUBIU = 0.3              # uma nota "subiu" quando passou disto (ao acaso: ~1/t)
+
+
+def quem_copia(notas, anteriores, aleatoria, repetida, top=5):
+    """O que a busca conclui das notas (L, h) e das duas perdas: (as `top` maiores notas de
+    indução, as `top` maiores de token anterior, quantas cabeças passam de SUBIU na de
+    indução, se o modelo copia). Cada lista é [(camada, cabeça, nota)], da maior para a
+    menor, contando do 0; copia: a perda na parte repetida abaixo da metade da outra."""
+    def maiores(tabela):
+        h, plano = tabela.shape[1], tabela.flatten()
+        return [(i // h, i % h, float(plano[i]))
+                for i in plano.argsort(descending=True)[:top].tolist()]
+
+    return (maiores(notas), maiores(anteriores), int((notas > SUBIU).sum()),
+            repetida < 0.5 * aleatoria)
+
+
 # o que as lições seguintes podem importar daqui (com importar_licao)
 __all__ = ["sequencias", "repetidas", "perdas_por_parte", "piso_ao_acaso", "treinar",
            "pesos_de_atencao", "notas_de_inducao", "notas_de_inducao_todas",
-           "notas_de_token_anterior", "sem_cabecas"]
+           "notas_de_token_anterior", "sem_cabecas", "SUBIU", "quem_copia"]
 
 
 # ============================================================ os experimentos
@@ -178,7 +195,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, curto, dizer, figuras,
+from comum import (ExperimentoPulado, Progresso, cientifico, comando, curto, dizer, figuras,
                    inteiro, num, plural, quebrar, uma_thread)
 from comum.processo import adiantar
 
@@ -188,14 +205,10 @@ AQUECIMENTO = 50         # passos de aquecimento da taxa
 A_CADA = 50              # passos entre duas linhas da tabela
 AVALIACAO = 128          # sequências fixas em que as perdas e as notas são medidas
 QUEDA = 0.5              # a maior queda entre duas linhas, em nats, para ser uma transição
-SUBIU = 0.3              # uma nota "subiu" quando passou disto (ao acaso: ~1/t)
 ANTERIOR = 0.15          # cabeça de token anterior: o dobro do peso espalhado por igual (~0,07)
 QUEBRA = 0.5             # a cópia quebrou: a perda repetida passa da metade de ln V
 FIXO = 24                # o período da armadilha do experimento 4
 PASSOS_FIXO = 300        # passos da armadilha
-CHECKPOINT_10 = RAIZ / "checkpoints" / "10_gpt.pt"
-COMANDO_10 = ("rode .venv\\Scripts\\python.exe lab\\10_treino.py (Windows) ou "
-              ".venv/bin/python lab/10_treino.py (Linux/macOS)")
 
 
 def paragrafo(texto):
@@ -809,20 +822,15 @@ def busca(modelo, sorteio, T_, semente, n=32, periodos_=PERIODOS):
 
 def mostrar_busca(notas, anteriores, aleatoria, repetida, piso, V_, top=5):
     L, h = notas.shape
-    plano = notas.flatten()
+    inducao, anterior, fortes, copia = quem_copia(notas, anteriores, aleatoria, repetida, top)
     dizer("Nota de indução, as maiores (camada.cabeça):")
-    dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
-                           for i in plano.argsort(descending=True)[:top].tolist()))
-    plano = anteriores.flatten()
+    dizer("  " + "  ".join(f"{i}.{j} {num(n, 2)}" for i, j, n in inducao))
     dizer("Nota de token anterior, as maiores:")
-    dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
-                           for i in plano.argsort(descending=True)[:top].tolist()))
-    fortes = int((notas > SUBIU).sum())
+    dizer("  " + "  ".join(f"{i}.{j} {num(n, 2)}" for i, j, n in anterior))
     dizer(f"Cabeças com nota de indução > {num(SUBIU, 1)}: {fortes} de {L * h}.")
     dizer(quebrar(f"Perda: parte ao acaso {num(aleatoria, 2)}, parte repetida "
                   f"{num(repetida, 2)} (o piso da parte ao acaso: {num(piso, 2)}; ln V = "
                   f"{num(math.log(V_), 2)})."))
-    copia = repetida < 0.5 * aleatoria
     dizer(quebrar("Na parte repetida a perda cai a menos da metade: o modelo copia, "
                   "como as cabeças de indução fazem." if copia else
                   "A perda repetida não cai à metade da outra: este modelo não copia "
@@ -830,19 +838,28 @@ def mostrar_busca(notas, anteriores, aleatoria, repetida, piso, V_, top=5):
     return fortes, copia
 
 
+def sem_o_modelo_da_10(arquivo, motivo):
+    """O experimento 5 pulado: o comando que treina o modelo da lição 10 nesse arquivo (o
+    experimento 3 dela grava o checkpoint), e o motivo."""
+    extra = () if arquivo == L10.CHECKPOINT_PADRAO else ("--checkpoint", curto(arquivo))
+    dizer(quebrar("O experimento lê o modelo que o treino da lição 10 grava (cerca de 1 "
+                  "minuto):") + "\n" + comando("10_treino.py", *extra))
+    return ExperimentoPulado(f"{motivo}\nTreine o modelo com o comando acima e rode esta "
+                             "lição de novo.")
+
+
 @LICAO.experimento(5)
 def exp_seu_gpt(licao):
-    arquivo = Path(licao.args.checkpoint).resolve() if licao.args.checkpoint else CHECKPOINT_10
+    arquivo = (Path(licao.args.checkpoint).resolve() if licao.args.checkpoint
+               else L10.CHECKPOINT_PADRAO)
     try:
         modelo, tok, ck = L10.carregar(arquivo)
     except FileNotFoundError:
-        raise ExperimentoPulado(
-            f"não achei o modelo da lição 10 ({curto(arquivo)}). Para treiná-lo (cerca de 1 "
-            f"minuto), {COMANDO_10}; depois, rode esta lição de novo.") from None
+        raise sem_o_modelo_da_10(arquivo, f"não achei o modelo da lição 10 "
+                                          f"({curto(arquivo)}).") from None
     except Exception as erro:  # noqa: BLE001 - um arquivo que não é checkpoint da 10
-        raise ExperimentoPulado(f"{curto(arquivo)} não é um checkpoint da lição 10 "
-                                f"({type(erro).__name__}); ele sai do experimento 3 dela: "
-                                f"{COMANDO_10}.") from None
+        raise sem_o_modelo_da_10(arquivo, f"{curto(arquivo)} não é um checkpoint da lição 10 "
+                                          f"({type(erro).__name__}).") from None
     cfg = ck["config"]
     dizer(f"O seu GPT da lição 10 ({arquivo.name}, passo {inteiro(ck.get('passo', 0))}): "
           f"{cfg['camadas']} blocos,\nd = {cfg['largura']}, {cfg['cabecas']} cabeças, "

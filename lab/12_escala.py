@@ -20,10 +20,13 @@ LICAO = Licao.da_docstring(__doc__, opcoes=[
     opcao("--dividir", "flag", None, "o experimento 5 treina em 2 processos (10 a 40 s)"),
     opcao("--checkpoint", None, None, "o modelo do treino no torchrun (padrão: "
           "checkpoints/12_torchrun.pt)", "ARQUIVO"),
-    opcao_dispositivo("onde o treino no torchrun roda (experimento 5): auto escolhe CUDA, "
-                      "depois a CPU"),
+    opcao_dispositivo("onde o treino no torchrun roda (experimento 5): auto escolhe a CUDA "
+                      "se há uma GPU para cada processo, senão a CPU"),
 ])
-so_o_principal_escreve()  # com torchrun, só o processo 0 escreve na tela
+# com torchrun, só o processo 0 escreve na tela; na tela de outra máquina, uma linha (e uma no fim)
+OUTRA_MAQUINA = ("Lição 12 (torchrun): este processo treina a sua parte de cada lote; a tela e "
+                 "o checkpoint ficam na máquina do processo 0.")
+so_o_principal_escreve(OUTRA_MAQUINA)
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import math
 import torch
@@ -67,7 +70,7 @@ from comum import (ExperimentoPulado, Progresso, RAIZ, cientifico, comando, cont
                    quebrar, uma_thread)
 from comum.console import duracao
 
-# o modelo padrão da lição 10: a meta de 30 % do experimento 2 vale para ele
+# o modelo padrão da lição 10: a régua de 30 % do experimento 2 vale para ele
 LICAO_PADRAO = {"camadas": 4, "largura": 128, "cabecas": 4, "lote": 12, "contexto": 64}
 RODADAS = 5             # medições do experimento 2 (vale a menor; o tempo previsto, a mediana)
 
@@ -194,20 +197,22 @@ def exp_cpu(licao):
 
 
 def dizer_a_fracao(fracao, padrao):
-    """O veredito do experimento 2: o treino contra a meta de 30 % do matmul (só no modelo
-    padrão a meta vale: num modelo menor, o resto pesa mais)."""
+    """O veredito do experimento 2: 30 % do matmul ou mais é um bom sinal (uma boa parte do
+    passo vai para os produtos de matrizes); abaixo disso, no modelo padrão, a máquina está
+    ocupada; noutro tamanho, o resto pesa outro tanto e os 30 % não servem de régua."""
     if fracao >= 0.3:
-        dizer(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá (a meta do lab é 30 %: "
-              "passou).")
+        dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: um bom sinal. Com "
+                      "30 % ou mais, uma boa parte do passo vai para os produtos de matrizes, "
+                      "o que a máquina faz mais depressa."))
     elif padrao:
         dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: abaixo dos 30 % "
-                      "que o lab espera (outro programa usando a CPU, ou um notebook em modo "
-                      "de economia?)."))
+                      "que se espera deste modelo numa CPU livre (outro programa usando a "
+                      "CPU, ou um notebook em modo de economia?)."))
     else:
-        dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá: abaixo dos 30 % "
-                      "que o lab espera do modelo padrão. Com outro tamanho a meta não vale: "
-                      "num modelo menor, o que não é produto de matrizes pesa mais (o "
-                      "exercício 6)."))
+        dizer(quebrar(f"O treino rendeu {pct(fracao, 0)} do que o matmul dá, abaixo dos 30 % "
+                      "que se espera do modelo padrão numa CPU livre. Com outro tamanho, "
+                      "os 30 % não servem de régua: num modelo menor, o que não é produto de "
+                      "matrizes pesa mais (o exercício 2)."))
     dizer(quebrar("O resto do tempo vai para o que não é produto de matrizes: LayerNorm, "
                   "GELU, softmax e máscara, a perda, o corte e o AdamW, e o Python entre uma "
                   "operação e outra. São contas pequenas que mais leem e escrevem memória do "
@@ -319,16 +324,18 @@ def exp_fronteira(licao):
         dizer(f"  {m['d']:>4} {inteiro(m['N']):>8} {inteiro(m['flops']):>16} "
               f"{inteiro(passos):>7} {num(passos * B * T / m['N'], 0):>13}")
     dizer("Com o mesmo compute, o menor dá mais passos e vê mais tokens por parâmetro.")
-    total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente, treino)
-                for m in modelos)
+    with uma_thread():             # modelos minúsculos: a previsão e o treino, com 1 thread
+        total = sum(round(Cs[-1] / m["flops"]) * segundos_por_passo(m, args.semente, treino)
+                    for m in modelos)
     dizer(f"Treinar os {len(modelos)} leva {duracao(total)} nesta máquina\n"
-          "(a mediana de 3 passos de cada, medidos agora).")
+          "(a mediana de 3 passos de cada, medidos agora com 1 thread, como o treino).")
     if not args.escala:
         dizer("\nPara treiná-los e ver quem ganha em cada orçamento:\n"
               + comando("12_escala.py", "--so", "3", "--escala"))
         return
     perdas = {}
-    with Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos), "treinando") as barra:
+    with uma_thread(), Progresso(sum(round(Cs[-1] / m["flops"]) for m in modelos),
+                                 "treinando") as barra:
         for m in modelos:
             perdas[m["N"]] = treinar_na_escala(m, args.semente, barra, treino, validacao)
     melhor = melhores(perdas)
@@ -592,20 +599,38 @@ def treino_no_torchrun(licao):
         sys.exit(1)
     if distribuido.principal():
         L10.salvar(arquivo, modelo, config, passo=passos, historico=historico)
-        dizer(f"\nCheckpoint: {curto(arquivo)}. A lição 10 gera texto com ele:\n"
-              + comando("10_treino.py", "--amostrar", "--checkpoint", curto(arquivo)))
+        dizer("\n" + quebrar(f"Checkpoint: {curto(arquivo)}. A lição 10 gera texto com ele "
+                             "(cada comando ocupa duas linhas; copie as duas):"))
+        dizer(amostrar_com(curto(arquivo)))
 
 
 CHECKPOINT_PADRAO = RAIZ / "checkpoints" / "12_torchrun.pt"
 
 
+def amostrar_com(caminho):
+    """O --amostrar da lição 10 com este checkpoint, no Windows (com \\) e no Linux/macOS
+    (com /), cada um em duas linhas: numa só, passaria de 80 colunas."""
+    def arg(texto):
+        return f'"{texto}"' if " " in texto else texto
+
+    windows, linux = arg(caminho.replace("/", "\\")), arg(caminho.replace("\\", "/"))
+    return (f"  .venv\\Scripts\\python.exe lab\\10_treino.py --amostrar `\n"
+            f"      --checkpoint {windows}\n"
+            f"  .venv/bin/python lab/10_treino.py --amostrar \\\n"
+            f"      --checkpoint {linux}")
+
+
 def preparar(args):
     """Antes dos experimentos: o que as opções só dizem juntas e o dispositivo (a preparação
-    das lições que treinam); com o torchrun, o lote dividido entre os processos, o grupo
-    (gloo ou nccl) e só o experimento 5. Um pedido que não dá é uso errado: saída 2."""
-    preparar_treino(args, "lab/12_escala.py")
-    distribuido.conferir(args.lote, args.dispositivo)
-    args.aparelho, n = args.dispositivo, distribuido.mundo()
+    das lições que treinam: no torchrun, a CUDA só com uma GPU para cada processo, e nunca
+    o MPS); com o torchrun, o lote dividido entre os processos, o grupo (gloo ou nccl) e só
+    o experimento 5. O dispositivo só serve ao treino do torchrun: a linha que diz qual é,
+    só com ele. Um pedido que não dá é uso errado: saída 2."""
+    n = distribuido.mundo()
+    preparar_treino(args, "lab/12_escala.py", processos=n,
+                    nesta_maquina=distribuido.nesta_maquina(), anunciar=n > 1)
+    distribuido.conferir(args.lote)
+    args.aparelho = args.dispositivo
     if n > 1:
         import torch.distributed as dist
 

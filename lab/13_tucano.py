@@ -1,32 +1,34 @@
-"""Lição 13 · Um modelo de 2026 que fala português: o Tucano (leia junto: apostilas/13_tucano.md)
+"""Lição 13 · Um Llama que fala português: o Tucano (leia junto: apostilas/13_tucano.md)
 1. O modelo inteiro com as peças da lição 08
 2. Os pesos de verdade: os mesmos logits do transformers
 3. Português em tokens: o BPE do GPT-2 e o do modelo
 4. Gerando com o cache KV da lição 07, com RoPE e GQA
 5. Por dentro: a norma do fluxo residual e o logit lens
-6. Cabeças de indução num modelo que só leu português"""
-from comum import Licao, importar_licao, inteiro_entre, opcao, texto_utf8
+6. Cabeças de indução num modelo que leu quase só português"""
+from comum import Licao, importar_licao, inteiro_entre, opcao, opcao_dispositivo, texto_utf8
 LICAO = Licao.da_docstring(__doc__, modelo_padrao="TucanoBR/Tucano-160m", opcoes=[
     opcao("--texto", texto_utf8('--texto "O Carnaval do Rio de Janeiro é"'),
-          "A floresta da Amazônia é conhecida por sua", "a frase dos experimentos 2, 4 e 5",
+          "A floresta da Amazônia é conhecida por sua", "a frase dos experimentos 2 a 5",
           '"FRASE"'),
     opcao("--novos", inteiro_entre(1, 1000, "--novos 64"), 32, "tokens gerados no "
           "experimento 4", "N"),
     opcao("--gpt2", texto_utf8("--gpt2 gpt2"), "gpt2", "o GPT-2 (nome ou pasta) cujo BPE o "
           "experimento 3 compara", "NOME_OU_PASTA"),
+    opcao_dispositivo("onde rodar o modelo (experimentos 2, 4, 5 e 6): auto escolhe CUDA, "
+                      "depois MPS, depois a CPU"),
 ])
 LICAO.abrir()  # só quando este arquivo é o script rodado: a primeira linha sai antes do torch
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-L08 = importar_licao("08_since_2017")   # o bloco de 2026, a RMSNorm e o RoPE
+L08 = importar_licao("08_since_2017")   # o bloco de hoje, a RMSNorm e o RoPE
 L07 = importar_licao("07_generation")   # o cache KV e as regras de sorteio
 
 
 # ============================================================ a peça: o Llama inteiro
 class Llama(nn.Module):
-    """O modelo inteiro: embedding, L blocos de 2026 (o BlocoConfiguravel da lição 08:
+    """O modelo inteiro: embedding, L blocos de hoje (o BlocoConfiguravel da lição 08:
     Pre-LN, RMSNorm, GQA, SwiGLU, sem vieses), a RMSNorm final e a saída. Nenhuma
     posição somada na entrada: o RoPE gira Q e K dentro de cada atenção."""
 
@@ -56,8 +58,9 @@ class Llama(nn.Module):
                    c.get("rms_norm_eps", 1e-6), bool(c.get("tie_word_embeddings", False)))
 
     def rotacao(self, inicio, T):
-        """cos e sin do RoPE para as posições inicio .. inicio + T - 1."""
-        return L08.tabela_rope(range(inicio, inicio + T), self.dh, self.base)
+        """cos e sin do RoPE para as posições inicio .. inicio + T - 1, onde os pesos estão."""
+        cos, sin = L08.tabela_rope(range(inicio, inicio + T), self.dh, self.base)  # 2 x (T, dh)
+        return cos.to(self.embed.weight.device), sin.to(self.embed.weight.device)
 
     def cabeca(self, x):
         """A saída: a própria matriz (Tucano) ou o embedding transposto (amarrada)."""
@@ -122,7 +125,8 @@ def atencao_com_cache(attn, x, rot, cache, camada):
     cache.k[camada], cache.v[camada] = k, v
     S = k.shape[2]
     # o token novo i está na posição S - T + i: vê as chaves 0 .. S - T + i
-    mascara = None if T == 1 else torch.ones(T, S, dtype=torch.bool).tril(S - T)  # (T, S)
+    mascara = None if T == 1 else torch.ones(T, S, dtype=torch.bool,
+                                             device=x.device).tril(S - T)  # (T, S)
     y = F.scaled_dot_product_attention(q, k, v, attn_mask=mascara, enable_gqa=True)
     return attn.wo(y.transpose(1, 2).reshape(B, T, C))              # (B, T, C)
 
@@ -175,17 +179,18 @@ __all__ = ["Llama", "parametros_llama", "NOMES_BLOCO", "NOMES_BORDA", "nome_no_t
 # ============================================================ os experimentos
 # o encanamento que só os experimentos usam (depois da peça, para ela abrir o arquivo)
 import math
+import re
 import sys
 import time
 
 from comum import (ExperimentoPulado, ModeloIndisponivel, carregar_llama, confere, contar, dizer,
-                   em_linhas, em_paralelo, inteiro, legivel, limite, num, pct, quebrar, tamanho,
-                   token, uma_thread)
+                   em_linhas, em_paralelo, inteiro, legivel, limite, montagem, num, pct, plural,
+                   quebrar, tamanho, uma_thread)
 from comum.carregar_gpt2 import carregar_tokenizador
-from comum.pesos_gpt2 import BASE, FOLGA
+from comum.dispositivo import anuncio, ou_sair
 
 L01 = importar_licao("01_tokens")      # os parágrafos em português e inglês e o codificar
-L11 = importar_licao("11_inducao")     # a tarefa de cópia e as notas das cabeças
+L11 = importar_licao("11_inducao")     # a tarefa de cópia e a busca pelas cabeças que copiam
 
 TUCANO = carregar_llama.TUCANO
 # A forma do Tucano-160m: o config.json do hub (Corrêa et al., 2025) e o cartão do modelo.
@@ -195,23 +200,52 @@ TETO_K = 1e-5                         # as chaves do cache contra as giradas à 
 SORTEIO = dict(temperatura=0.8, top_k=40, top_p=0.9)   # as regras da lição 07
 SORTEADOS = 16                        # tokens do texto sorteado (o guloso tem --novos)
 BUSCA = dict(n=8, T=48, periodos=(8, 20))              # a tarefa da lição 11
-SUBIU = 0.3                           # a nota que a lição 11 chama de cabeça formada
+MARGEM = 0.1                          # experimento 3: o imposto "cai" se a razão descer isto
+# Os campos do config.json que dão a forma do modelo (sem um deles, o transformers poria um
+# padrão dele, que pode não ser o dos pesos).
+FORMA_NO_CONFIG = {"num_hidden_layers": "L, os blocos", "hidden_size": "d, a largura",
+                   "num_attention_heads": "h, as cabeças", "vocab_size": "V, o vocabulário",
+                   "intermediate_size": "a largura do SwiGLU"}
+
+
+def preparar(args):
+    """Antes dos experimentos: de onde veio o --modelo e onde rodar (--dispositivo).
+
+    O LAB_MODELO das lições do GPT-2 não vale aqui quando aponta um GPT-2: a
+    lição fica com o Tucano e diz por quê; outro LAB_MODELO vale, e a lição diz que o
+    --modelo veio dele. Numa GPU, o float32 fica float32 de verdade (sem o TF32 da NVIDIA,
+    que guarda só 10 bits da mantissa): a conferência dos logits é a mesma da CPU."""
+    ambiente = getattr(args, "modelo_do_ambiente", None)
+    if ambiente and ambiente[1]:
+        dizer(quebrar(f"(A variável LAB_MODELO, {ambiente[0]}, aponta um GPT-2, o modelo das "
+                      f"outras lições: aqui ela não vale, e esta usa o {args.modelo}. Para "
+                      "outro Llama, use --modelo.)"))
+    elif ambiente and args.modelo == ambiente[0]:
+        dizer(quebrar(f"(O --modelo veio da variável LAB_MODELO: {ambiente[0]}.)"))
+    args.dispositivo, motivo = ou_sair(args.dispositivo, "lab/13_tucano.py", torch)
+    linha = anuncio(args.dispositivo, motivo, torch)
+    if linha:
+        dizer(linha)
+    if args.dispositivo == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
 
 
 def modelos(licao):
-    """(nosso Llama, LlamaForCausalLM, tokenizador), carregados uma vez por execução."""
-    def carregar():
-        try:
-            hf, tok = carregar_llama.carregar_llama(licao.args.modelo, margem=FOLGA, base=BASE)
-        except ModeloIndisponivel as erro:
-            raise ExperimentoPulado(str(erro)) from None
-        inicio = time.perf_counter()
-        nosso = nosso_llama(hf)
-        dizer(f"(o nosso Llama montado sobre os pesos do transformers, sem cópia: "
-              f"{num(time.perf_counter() - inicio, 2)} s)")
-        return nosso, hf, tok
+    """(nosso Llama, LlamaForCausalLM, tokenizador), carregados uma vez por execução, pelo
+    caminho do nosso GPT2 nas lições 06 e 07 (comum/montagem.py); os pesos do transformers
+    vão para o --dispositivo antes de o nosso Llama apontar para eles."""
+    dispositivo = getattr(licao.args, "dispositivo", "cpu")
+    return montagem.modelos(licao, lambda hf: nosso_llama(hf.to(dispositivo)),
+                            carregar_llama.carregar_llama, "o nosso Llama")
 
-    return licao.uma_vez("llama", carregar)
+
+def esperar_a_gpu(dispositivo):
+    """Uma GPU faz a conta enquanto o Python segue: antes de ler o relógio, espera por ela."""
+    if dispositivo.type == "cuda":
+        torch.cuda.synchronize()
+    elif dispositivo.type == "mps":
+        torch.mps.synchronize()
 
 
 def passada(licao, nosso, ids):
@@ -227,33 +261,84 @@ def passada(licao, nosso, ids):
     return licao.uma_vez(("passada", licao.args.texto), passar)
 
 
-def frase(licao, tok, maximo, reserva=0):
-    """(--texto, ids (1, T)) com o <s> que o tokenizador do modelo põe na frente."""
-    ids = tok(licao.args.texto, return_tensors="pt")["input_ids"]            # (1, T)
-    if ids.shape[1] == 0:
-        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
-    if ids.shape[1] + reserva > maximo:
-        mais = f" mais os {reserva} novos" if reserva else ""
-        raise ExperimentoPulado(f"o --texto tem {ids.shape[1]} tokens{mais}: passa das "
-                                f"{maximo} posições deste modelo. Use uma frase mais curta.")
-    return licao.args.texto, ids
+def frase(licao, tok, hf, reserva=0, minimo=1):
+    """(--texto, ids (1, T)) com o <s> que o tokenizador do modelo põe na frente (se põe),
+    no dispositivo do modelo (as guardas do texto vazio e do longo demais são as das lições
+    06 e 07). minimo: os tokens de que o experimento precisa."""
+    texto, ids = montagem.tokenizar(licao, tok, hf.config.max_position_embeddings, reserva)
+    T = ids.shape[1]                                                          # (1, T)
+    if T < minimo:
+        raise ExperimentoPulado(
+            f"o --texto \"{texto}\" dá {plural(T, 'token')}"
+            + (f", com o {tok.bos_token}" if com_bos(tok, ids) else "")
+            + f": este experimento compara a primeira posição com as outras e precisa de "
+            f"{minimo} ou mais. Use uma frase mais longa.")
+    return texto, ids.to(hf.device)
+
+
+def com_bos(tok, ids) -> bool:
+    """A frase começa com o token de começo (o <s>) do tokenizador? O do Tucano o põe; um
+    BPE de bytes como o do GPT-2, não."""
+    return tok.bos_token_id is not None and int(ids[0, 0]) == tok.bos_token_id
+
+
+# ------------------------------------------------------------ um token na tela
+def de_bytes(tok) -> bool:
+    """O tokenizador é um BPE de bytes, como o do GPT-2 (o espaço vira 'Ġ', um 'é' vira
+    'Ã©' no vocabulário)? O decodificador do tokenizer.json diz: ByteLevel."""
+    decodificador = getattr(getattr(tok, "backend_tokenizer", None), "decoder", None)
+    return decodificador is not None and b'"ByteLevel"' in decodificador.__getstate__()
+
+
+def bytes_da_peca(tok, i) -> bytes | None:
+    """Os bytes que o token i escreve no texto (None: um id além do tokenizador, só num
+    modelo de teste). Três formatos de vocabulário:
+    - BPE de bytes (GPT-2, SmolLM2...): cada caractere da peça é um byte, pela tabela da
+      lição 01 (bytes_do_token: 'Ġda' -> b' da');
+    - o do Llama e do Tucano (sentencepiece): '▁' é o espaço, e '<0xC3>' é o byte C3 (o
+      "byte fallback", para o que não está no vocabulário);
+    - um token especial (<s>, </s>) aparece como ele é."""
+    peca_ = tok.convert_ids_to_tokens(int(i))
+    if peca_ is None:
+        return None
+    if int(i) in tok.all_special_ids:
+        return peca_.encode("utf-8")
+    if de_bytes(tok):
+        try:
+            return L01.bytes_do_token(tok, i)
+        except KeyError:                 # um token acrescentado, fora da tabela de bytes
+            return peca_.encode("utf-8")
+    byte = re.fullmatch(r"<0x([0-9A-Fa-f]{2})>", peca_)
+    if byte:
+        return bytes([int(byte[1], 16)])
+    return peca_.replace("\u2581", " ").encode("utf-8")
 
 
 def peca(tok, i, limite_=14) -> str:
-    """O token i do modelo como está no vocabulário: o '▁' do começo de palavra (o espaço
-    do sentencepiece) aparece como o espaço das tabelas da lição 01 ('·')."""
-    peca_ = tok.convert_ids_to_tokens(int(i))
-    if peca_ is None:                    # um id além do tokenizador (só num modelo de teste)
-        return f"<{int(i)}>"
-    return legivel(peca_.replace("\u2581", " "), limite_)
+    """O token i como a lição 01 mostra um token: o espaço como '·', um pedaço de caractere
+    (meio 'ç') como \\xNN. Todo token que a lição põe na tela passa por aqui."""
+    bruto = bytes_da_peca(tok, i)
+    return f"<{int(i)}>" if bruto is None else legivel(bruto, limite_)
+
+
+# ------------------------------------------------------------ a forma, em palavras
+def tipo_de_atencao(h, kv) -> str:
+    """MHA (uma cabeça de K/V por consulta), MQA (uma só para todas) ou GQA (grupos)."""
+    return "MHA" if kv == h else "MQA" if kv == 1 else "GQA"
+
+
+def quem_serve_quem(h, kv) -> str:
+    tipo = tipo_de_atencao(h, kv)
+    return (f"{plural(kv, 'cabeça')} de K/V para {h} de consulta ({tipo}: "
+            + {"MHA": "uma por consulta).", "MQA": f"uma só serve as {h}).",
+               "GQA": f"cada uma serve {h // kv})."}[tipo])
 
 
 def descrever(c: dict) -> str:
     h, kv = c["num_attention_heads"], c.get("num_key_value_heads") or c["num_attention_heads"]
     rope = (c.get("rope_parameters") or {}).get("rope_theta", c.get("rope_theta", 10_000.0))
-    atencao = "MHA" if kv == h else "MQA" if kv == 1 else "GQA"
     return (f"L = {c['num_hidden_layers']}, d = {c['hidden_size']}, h = {h}, K/V = {kv} "
-            f"({atencao}), SwiGLU {inteiro(c['intermediate_size'])},\nV = "
+            f"({tipo_de_atencao(h, kv)}), SwiGLU {inteiro(c['intermediate_size'])},\nV = "
             f"{inteiro(c['vocab_size'])}, saída "
             f"{'amarrada ao embedding' if c.get('tie_word_embeddings') else 'própria'}, "
             f"base do RoPE {inteiro(rope)}, eps {c.get('rms_norm_eps', 1e-6):g}")
@@ -302,6 +387,13 @@ def exp_modelo(licao):
         carregar_llama.conferir_config(licao.args.modelo, config)
     except ModeloIndisponivel as erro:
         raise ExperimentoPulado(str(erro)) from None
+    faltam = [f"{campo} ({papel})" for campo, papel in FORMA_NO_CONFIG.items()
+              if campo not in config]
+    if faltam:
+        raise ExperimentoPulado(
+            f"o config.json de '{licao.args.modelo}' não diz {' nem '.join(faltam)}: a forma "
+            "do modelo não está no arquivo (o transformers poria um padrão dele, que pode não "
+            "ser o dos pesos). Grave o config.json de novo com save_pretrained().")
     dizer(f"\nO --modelo, {licao.modelo_curto}, lido do config.json dele:")
     dizer("  " + descrever(config).replace("\n", "\n  "))
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -337,6 +429,12 @@ def tabela_de_pesos(nosso, hf):
     return linhas
 
 
+def os_outros_blocos(L) -> str:
+    """O que a tabela diz dos blocos que ela não mostra (ela mostra só o 0)."""
+    return "" if L == 1 else "; o bloco 1: o mesmo" if L == 2 else \
+        f"; os blocos 1 a {L - 1}: o mesmo"
+
+
 @LICAO.experimento(2)
 def exp_pesos(licao):
     nosso, hf, tok = modelos(licao)
@@ -351,7 +449,7 @@ def exp_pesos(licao):
         deles = deles.replace("model.layers.0.", "…0.")
         dizer(f"  {nome.replace('blocos.0.', '…0.'):<22}{deles:<35}"
               f"{' x '.join(map(str, forma))}{'' if ok else '  (NÃO)'}")
-    dizer(f"  (…0. = blocos.0. e model.layers.0.; os blocos 1 a {L - 1}: o mesmo)")
+    dizer(f"  (…0. = blocos.0. e model.layers.0.{os_outros_blocos(L)})")
     usados = {nome_no_transformers(n) for n in nosso.state_dict()}
     sobram = [n for n in hf.state_dict() if n not in usados
               and not (n == "lm_head.weight" and nosso.lm_head is None)]
@@ -367,15 +465,14 @@ def exp_pesos(licao):
     pesos = sum(p.numel() * p.element_size() for p in hf.parameters())
     dizer(f"Memória nova dos nossos pesos: {inteiro(novos)} bytes (os do transformers: "
           f"{tamanho(pesos)}).\n")
-    texto, ids = frase(licao, tok, hf.config.max_position_embeddings)
+    texto, ids = frase(licao, tok, hf)
     with torch.no_grad():
         deles = hf(ids).logits                                  # (1, T, V)
     nossos, _ = passada(licao, nosso, ids)                      # (1, T, V)
     delta, escala = float((nossos - deles).abs().max()), float(deles.abs().max())
     ok = licao.verificar(confere(delta, escala), "logits = os do LlamaForCausalLM")
-    com_bos = tok.bos_token_id is not None and int(ids[0, 0]) == tok.bos_token_id
-    dizer(quebrar(f"A frase \"{texto}\": {ids.shape[1]} tokens"
-                  + (f" (com o {tok.bos_token} do começo)." if com_bos else ".")))
+    dizer(quebrar(f"A frase \"{texto}\": {plural(ids.shape[1], 'token')}"
+                  + (f" (com o {tok.bos_token} do começo)." if com_bos(tok, ids) else ".")))
     dizer(f"Maior |logit| do transformers: {num(escala, 1)}. Maior |diferença| para os "
           f"nossos:\n{limite(delta, 1e-4 * max(1.0, escala))} (o teto: 1e-4 x o maior |logit|"
           f", o arredondamento do float32): {'confere' if ok else 'NÃO confere'}.")
@@ -385,9 +482,25 @@ def exp_pesos(licao):
 
 
 # ============================================================ experimento 3
-def contar_palavras_e_tokens(codificar, textos):
+def palavras_e_tokens(codificar, textos):
+    """(palavras, tokens) do texto: os parágrafos unidos por uma quebra de linha, como no
+    experimento 5 da lição 01."""
     texto = "\n".join(textos)
     return len(texto.split()), len(codificar(texto))
+
+
+def veredito_do_imposto(r_gpt2, r_mod) -> str:
+    """O que a razão de tokens português/inglês do modelo diz contra a do GPT-2: cai (pelo
+    menos MARGEM abaixo), se inverte (cai e passa para baixo de 1, onde a do GPT-2 estava
+    acima: o inglês é que sai mais caro) ou não cai."""
+    if r_mod < r_gpt2 - MARGEM and r_mod < 1 <= r_gpt2:
+        return (f"o imposto de {num(r_gpt2, 2)}x do GPT-2 se inverte: com este tokenizador, o "
+                f"português sai mais barato que o inglês ({num(r_mod, 2)}x).")
+    if r_mod < r_gpt2 - MARGEM:
+        return f"o imposto do português cai de {num(r_gpt2, 2)}x para {num(r_mod, 2)}x."
+    return (f"o imposto do português não cai ({num(r_gpt2, 2)}x no GPT-2, {num(r_mod, 2)}x "
+            f"aqui; para cair, {num(MARGEM, 1)} ou mais): este tokenizador não aprendeu "
+            "português melhor.")
 
 
 @LICAO.experimento(3)
@@ -403,51 +516,44 @@ def exp_tokens(licao):
         if gpt2 is None:
             raise
         tok = None
-    codificadores = []
+    tokenizadores = []                   # (nome, tokenizador, texto -> ids sem especiais)
     if gpt2 is not None:
-        codificadores.append(("GPT-2 (BPE)", lambda t: L01.codificar(gpt2, t)))
+        tokenizadores.append(("GPT-2 (BPE)", gpt2, lambda t: L01.codificar(gpt2, t)))
     if tok is not None:
-        codificadores.append((licao.modelo_curto[:14],
+        tokenizadores.append((licao.modelo_curto[:14], tok,
                               lambda t: tok(t, add_special_tokens=False)["input_ids"]))
-    dizer("Os três parágrafos da lição 01, em português e em inglês (sem o <s>):\n")
+    dizer("Os três parágrafos da lição 01, em português e em inglês (só os tokens do\n"
+          "texto, sem os especiais):\n")
     dizer(f"  {'tokenizador':<15}{'língua':<11}{'palavras':>8}{'tokens':>8}"
           f"{'tokens/palavra':>16}")
-    por_palavra = {}
-    for nome, codificar in codificadores:
+    tokens, por_palavra = {}, {}
+    for nome, _, codificar in tokenizadores:
         for lingua, textos in (("português", L01.PORTUGUES), ("inglês", L01.INGLES)):
-            palavras, tokens = contar_palavras_e_tokens(codificar, textos)
-            por_palavra[nome, lingua] = tokens / palavras
-            dizer(f"  {nome:<15}{lingua:<11}{palavras:>8}{tokens:>8}"
-                  f"{num(tokens / palavras, 2):>16}")
-    razoes = {nome: por_palavra[nome, "português"] / por_palavra[nome, "inglês"]
-              for nome, _ in codificadores}
+            palavras, n = palavras_e_tokens(codificar, textos)
+            tokens[nome, lingua], por_palavra[nome, lingua] = n, n / palavras
+            dizer(f"  {nome:<15}{lingua:<11}{palavras:>8}{n:>8}{num(n / palavras, 2):>16}")
+    # o imposto da lição 01: tokens do texto em português / tokens da tradução em inglês
+    razoes = {nome: tokens[nome, "português"] / tokens[nome, "inglês"]
+              for nome, _, _ in tokenizadores}
     dizer()
-    dizer(quebrar("Razão português/inglês (tokens por palavra): " + "; ".join(
-        f"{nome} {num(r, 2)}" for nome, r in razoes.items()) + "."))
-    if len(codificadores) < 2:
+    dizer(quebrar("Razão de tokens português/inglês (o imposto, como a lição 01 o mede): "
+                  + "; ".join(f"{nome} {num(r, 2)}" for nome, r in razoes.items()) + "."))
+    if len(tokenizadores) < 2:
         falta = falta_gpt2 if gpt2 is None else "o modelo não carregou"
         raise ExperimentoPulado("falta um dos tokenizadores para a comparação: "
                                 + falta.splitlines()[0])
     (n_gpt2, r_gpt2), (n_mod, r_mod) = razoes.items()
     pt_gpt2, pt_mod = por_palavra[n_gpt2, "português"], por_palavra[n_mod, "português"]
-    if r_mod < 1:
-        veredito = (f"o imposto de {num(r_gpt2, 2)}x do GPT-2 se inverte: com este "
-                    "tokenizador, o português sai mais barato que o inglês.")
-    elif r_mod < r_gpt2 - 0.1:
-        veredito = (f"o imposto do português cai de {num(r_gpt2, 2)}x para "
-                    f"{num(r_mod, 2)}x.")
-    else:
-        veredito = (f"o imposto do português não cai ({num(r_gpt2, 2)}x no GPT-2, "
-                    f"{num(r_mod, 2)}x aqui): este tokenizador não aprendeu português melhor.")
     dizer(quebrar(f"Em português, {num(pt_mod, 2)} tokens por palavra aqui contra "
-                  f"{num(pt_gpt2, 2)} no GPT-2: {veredito}"))
+                  f"{num(pt_gpt2, 2)} no GPT-2. Pela razão de tokens, "
+                  f"{veredito_do_imposto(r_gpt2, r_mod)}"))
     amostra = licao.args.texto
-    for nome, codificar in codificadores:
+    palavras = len(amostra.split())
+    for nome, tokenizador, codificar in tokenizadores if palavras else []:
         ids = codificar(amostra)
-        pedacos = ([token(gpt2, i) for i in ids] if nome.startswith("GPT-2")
-                   else [peca(tok, i) for i in ids])
-        dizer(f"\n{nome}, {len(ids)} tokens:")
-        dizer(em_linhas(pedacos))
+        dizer(f"\n{nome}, {plural(len(ids), 'token')} ({plural(palavras, 'palavra')}, "
+              f"{num(len(ids) / palavras, 2)} por palavra):")
+        dizer(em_linhas([peca(tokenizador, i) for i in ids]))
 
 
 # ============================================================ experimento 4
@@ -460,29 +566,33 @@ def exp_geracao(licao):
 
 def geracao(licao, nosso, hf, tok):
     n = licao.args.novos
-    texto, ids = frase(licao, tok, hf.config.max_position_embeddings, reserva=n)
+    texto, ids = frase(licao, tok, hf, reserva=n)
     T = ids.shape[1]
     a = nosso.blocos[0].attn
     cache = novo_cache(nosso)
     inicio = time.perf_counter()
     with torch.no_grad():
         logits = passo(nosso, ids, cache)                             # (1, V)
+        esperar_a_gpu(ids.device)
         t_frase = time.perf_counter() - inicio
         x = nosso.blocos[0].ln_1(nosso.embed(ids))                    # (1, T, C)
         k_crua = a.wk(x).view(1, T, a.kv, a.dh).transpose(1, 2)       # (1, kv, T, dh)
         k_girada = L08.aplicar_rope(k_crua, *nosso.rotacao(0, T))
     inteiro_sem_cache = passada(licao, nosso, ids)[0][:, -1]          # (1, V)
-    dizer(quebrar(f"A frase \"{texto}\" ({T} tokens) passa uma vez; o cache guarda, "
-                  "por camada:"))
+    dizer(quebrar(f"A frase \"{texto}\" ({plural(T, 'token')}) passa uma vez; o cache "
+                  "guarda, por camada:"))
     dizer(f"  K e V de forma {tuple(cache.k[0].shape)} = (B, cabeças de K/V, tokens, d_h):\n"
-          f"  {a.kv} cabeças de K/V para {a.h} de consulta"
-          + (" (MHA: uma por consulta)." if a.kv == a.h else
-             f" (GQA: cada uma serve {a.h // a.kv})."))
+          f"  {quem_serve_quem(a.h, a.kv)}")
     girada = float((cache.k[0] - k_girada).abs().max())
     crua = float((cache.k[0] - k_crua).abs().max())
     licao.verificar(girada < TETO_K, "o cache guarda K já girada")
-    dizer(f"Bloco 1, K do cache contra K girada à mão: {limite(girada, TETO_K)}; contra K\n"
-          f"sem girar: {num(crua, 3)}. O cache guarda a chave JÁ GIRADA pela posição dela.")
+    separa = crua > 100 * TETO_K        # a chave crua bem longe: a conferência distingue
+    dizer(quebrar(f"Bloco 1, K do cache contra K girada à mão: {limite(girada, TETO_K)}; "
+                  f"contra K sem girar: {num(crua, 3) if separa else limite(crua, TETO_K)}. "
+                  + ("O cache guarda a chave JÁ GIRADA pela posição dela." if separa else
+                     "Aqui as duas quase não diferem (na posição 0 o ângulo é 0, e girar não "
+                     "muda nada): esta conferência não as separa. Use uma frase de 2 tokens "
+                     "ou mais.")))
     delta = float((logits - inteiro_sem_cache).abs().max())
     ok = licao.verificar(confere(delta, float(inteiro_sem_cache.abs().max())),
                          "logits com cache = sem cache")
@@ -499,28 +609,35 @@ def geracao(licao, nosso, hf, tok):
     # top_k e top_p), e a gulosa dele deixaria de ser a nossa. Um GenerationConfig novo no
     # modelo não traz nada da pasta.
     hf.generation_config = GenerationConfig()
-    gerador = torch.Generator().manual_seed(licao.args.semente)
+    # o sorteio com um gerador no dispositivo dos logits (o torch.multinomial pede os dois
+    # no mesmo lugar): na GPU, o texto sorteado é outro que na CPU, com a mesma semente
+    gerador = torch.Generator(device=ids.device).manual_seed(licao.args.semente)
 
     def nossa_gulosa():        # a partir da frase já no cache (o tempo dela entra na conta)
         inicio = time.perf_counter()
         ids_ = gerar(nosso, ids, n, prefixo=(cache, logits))
+        esperar_a_gpu(ids.device)
         return ids_[0, T:], t_frase + time.perf_counter() - inicio
 
     def a_do_generate():
         inicio = time.perf_counter()
         with torch.no_grad():
             ids_ = hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=regra)
+        esperar_a_gpu(ids.device)
         return ids_[0, T:], time.perf_counter() - inicio
 
     def sorteada():
         return gerar(nosso, ids, min(n, SORTEADOS), prefixo=(cache, logits),
                      geradores=[gerador], **SORTEIO)[0, T:]
 
-    # as três gerações ao mesmo tempo, cada uma com uma thread de conta (um passo de um token
-    # é pequeno demais para repartir): o sistema divide os núcleos entre elas, e os dois
-    # tempos impressos, medidos lado a lado, continuam comparáveis
-    (nossos, t_nosso), (deles, t_deles), sorteados = em_paralelo(
-        [nossa_gulosa, a_do_generate, sorteada], threads=3)
+    geracoes = [nossa_gulosa, a_do_generate, sorteada]
+    if ids.device.type == "cpu":
+        # as três ao mesmo tempo, cada uma com uma thread de conta (um passo de um token é
+        # pequeno demais para repartir): o sistema divide os núcleos entre elas, e os dois
+        # tempos impressos, medidos lado a lado, continuam comparáveis
+        (nossos, t_nosso), (deles, t_deles), sorteados = em_paralelo(geracoes, threads=3)
+    else:      # numa GPU, uma de cada vez: a placa é uma só, e cada tempo é só o dela
+        (nossos, t_nosso), (deles, t_deles), sorteados = [g() for g in geracoes]
     iguais = int((nossos[:len(deles)] == deles[:len(nossos)]).sum())
     ok = licao.verificar(len(deles) == n and torch.equal(nossos, deles),
                          "gulosa com o nosso cache = generate()")
@@ -554,28 +671,28 @@ def geracao(licao, nosso, hf, tok):
 @LICAO.experimento(5)
 def exp_dentro(licao):
     nosso, hf, tok = modelos(licao)
-    texto, ids = frase(licao, tok, hf.config.max_position_embeddings)
+    texto, ids = frase(licao, tok, hf, minimo=2)
     logits, estados = passada(licao, nosso, ids)                      # L + 1 x (1, T, C)
     final = logits[0, -1]                                             # (V,)
     with torch.no_grad():
         normas = [s[0].norm(dim=-1) for s in estados]                 # L + 1 x (T,)
         lente = [nosso.cabeca(nosso.norm(s[0, -1])).softmax(-1) for s in estados]  # (V,)
     alvo = int(final.argmax())
-    dizer(quebrar(f"A frase \"{texto}\", {ids.shape[1]} tokens. Depois de cada bloco: a "
-                  "norma do fluxo residual (a média nas posições, fora a primeira, e na "
-                  "primeira, o <s>) e o "
-                  "logit lens (a RMSNorm final e a saída aplicadas ali, na última posição).")
-          + "\n")
+    primeira = (f"o {tok.bos_token} do começo" if com_bos(tok, ids) else
+                f"o token {peca(tok, ids[0, 0])}, o primeiro da frase")
+    dizer(quebrar(f"A frase \"{texto}\", {plural(ids.shape[1], 'token')}. Depois de cada "
+                  "bloco: a norma do fluxo residual (a média nas posições, fora a primeira, e "
+                  f"na primeira, {primeira}) e o logit lens (a RMSNorm final e a saída "
+                  "aplicadas ali, na última posição).") + "\n")
     licao.pausa("a tabela, bloco a bloco")
     dizer(f"  {'depois de':<11}{'norma':>9}{'na 1ª':>9}  {'lens: top-1':<16}{'prob.':>7}"
           f"  {'final: posto':>12}")
     for i, (n, p) in enumerate(zip(normas, lente)):
         rotulo = "embedding" if i == 0 else f"bloco {i}"
         posto = int((p > p[alvo]).sum()) + 1
-        media = float(n[1:].mean()) if n.shape[0] > 1 else float(n[0])
-        dizer(f"  {rotulo:<11}{num(media, 1):>9}{num(float(n[0]), 1):>9}  "
+        dizer(f"  {rotulo:<11}{num(float(n[1:].mean()), 1):>9}{num(float(n[0]), 1):>9}  "
               f"{peca(tok, int(p.argmax())):<16}{pct(float(p.max())):>7}  {posto:>12}")
-    cresce = float(normas[-1][1:].mean() / normas[0][1:].mean()) if ids.shape[1] > 1 else 1
+    cresce = float(normas[-1][1:].mean() / normas[0][1:].mean())
     dizer()
     dizer(quebrar(f"A norma vai de {num(float(normas[0][1:].mean()), 1)} no embedding a "
                   f"{num(float(normas[-1][1:].mean()), 1)} no último bloco: "
@@ -602,7 +719,7 @@ def pesos_de_atencao(modelo, ids):
     x = modelo.embed(ids)                                             # (B, T, C)
     B, T, _ = x.shape
     rot = modelo.rotacao(0, T)                                        # 2 x (T, dh)
-    futuro = torch.ones(T, T, dtype=torch.bool).triu(1)               # (T, T)
+    futuro = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)   # (T, T)
     pesos = []
     for bloco in modelo.blocos:
         attn, entrada = bloco.attn, bloco.ln_1(x)                     # (B, T, C)
@@ -634,7 +751,8 @@ def busca_de_cabecas(nosso, tok, semente):
     n, T, periodos = BUSCA["n"], BUSCA["T"], BUSCA["periodos"]
     gerador = torch.Generator().manual_seed(semente + 5)
     indices, p = L11.sequencias(n, gerador, periodos, T, len(comuns))          # (n, T)
-    ids = comuns[indices]                                                       # (n, T)
+    onde = nosso.embed.weight.device
+    ids, p = comuns[indices].to(onde), p.to(onde)                             # (n, T), (n,)
     dizer(quebrar(f"A tarefa da lição 11: {n} sequências de {T} tokens, um prefixo de "
                   f"{periodos[0]} a {periodos[1]} tokens sorteados entre os "
                   f"{inteiro(len(comuns))} tokens comuns do vocabulário, repetido até o fim. "
@@ -656,22 +774,21 @@ def busca_de_cabecas(nosso, tok, semente):
         cada.append(perda)                                                    # (T - 1,)
     aleatoria, repetida = L11.perdas_por_parte(nosso, ids, p, torch.stack(cada))  # (n, T-1)
     L, h = notas.shape
-    for titulo, tabela in (("indução", notas), ("token anterior", anteriores)):
-        plano = tabela.flatten()
+    # a conclusão da busca é a da lição 11: as maiores notas, quantas passam, se copia
+    maiores_i, maiores_a, fortes, copia = L11.quem_copia(notas, anteriores, aleatoria, repetida)
+    for titulo, maiores in (("indução", maiores_i), ("token anterior", maiores_a)):
         dizer(f"Nota de {titulo}, as maiores (bloco.cabeça, como na lição 11):")
-        dizer("  " + "  ".join(f"{i // h}.{i % h} {num(float(plano[i]), 2)}"
-                               for i in plano.argsort(descending=True)[:5].tolist()))
-    fortes = int((notas > SUBIU).sum())
-    dizer(f"Cabeças com nota de indução > {num(SUBIU, 1)}: {fortes} de {L * h}.")
+        dizer("  " + "  ".join(f"{i}.{j} {num(nota, 2)}" for i, j, nota in maiores))
+    dizer(f"Cabeças com nota de indução > {num(L11.SUBIU, 1)}: {fortes} de {L * h}.")
     V = nosso.embed.num_embeddings
     dizer(f"Perda: parte ao acaso {num(aleatoria, 2)}, parte repetida {num(repetida, 2)} "
           f"(ln V = {num(math.log(V), 2)}).")
-    copia = repetida < 0.5 * aleatoria
     dizer(quebrar("Na parte repetida a perda cai a menos da metade: o modelo copia, como "
-                  "as cabeças de indução da lição 11 fazem, num modelo que só leu português."
-                  if copia else "A perda repetida não cai à metade da outra: este modelo "
-                  "não copia sequências ao acaso."))
+                  "as cabeças de indução da lição 11 fazem, num modelo que leu quase só "
+                  "português." if copia else "A perda repetida não cai à metade da outra: "
+                  "este modelo não copia sequências ao acaso."))
 
 
 if __name__ == "__main__":
+    preparar(LICAO.args)
     sys.exit(LICAO.rodar())

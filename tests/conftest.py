@@ -11,38 +11,11 @@ de tests/test_cpus.py (LAB_TESTES_VARIANTE=nome) usa as variáveis daquela varia
 CPU por cima, inclusive a de duas threads (ferramentas/cpus.py).
 
 A mesma lição, com a mesma configuração, roda uma vez na sessão inteira: rodar_script()
-guarda (código, stdout, stderr) na pasta da sessão, comum aos processos do xdist, com a
-chave script + argumentos + ambiente inteiro (fora as variáveis do próprio pytest) + entrada
-+ hash de lab/*.py e lab/comum/ + (tamanho, data) de cada arquivo e de cada pasta citados
-por caminho nos argumentos ou no ambiente (um modelo copiado e depois estragado pelo
-teste muda a chave). A regra de quando isso vale:
-
-- guarda-se o que é saída determinística de uma configuração: o que a lição imprime
-  e o código de saída. Um tempo medido que sai na saída é o de uma execução de verdade,
-  lido por todos os testes que pedem aquela configuração;
-- os efeitos colaterais que um teste abre (as figuras de --figuras PASTA) vêm junto só
-  porque a PASTA está na chave: uma pasta de tmp_path é de um teste só, então a chave é
-  nova e a lição roda; uma pasta de pasta_da_sessao() é de todos, e as figuras já estão
-  lá para quem chega depois;
-- rodar_script(..., guardar=False) roda sempre um processo novo: para um teste que
-  precisa de duas execuções independentes da mesma configuração, ou que muda algo fora
-  dos argumentos e do ambiente entre uma e outra;
-- o que precisa de um processo novo por natureza não passa por rodar_script: a primeira
-  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, a lição com
-  erros de test_erros (esses testes chamam o subprocess direto);
-- a cópia de uma lição que o aluno editou e um trecho de `python -c` de uma apostila
-  também não: rodam por tests/apoio/copia_do_aluno.py, num filho do interpretador quente
-  e sem guardar nada (o arquivo muda de teste para teste, e a chave não vê o conteúdo).
-
-Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py: o
-torch e o transformers já importados, a lição num fork), exceto: 00_check, --help,
---lista, --pausa, entrada pelo stdin, ou um ambiente que difere do da partida em algo
-além de LAB_MODELO, COLUMNS e NO_COLOR; e um código de saída 2 (uso errado) é sempre
-refeito num processo novo. LAB_TESTES_QUENTE=0 desliga o interpretador quente.
-
-Para outros cálculos caros que vários testes repetem (treinos da lição 05...):
-compartilhado(chave, funcao) (ver tests/apoio/sessao.py). Para um GPT-2 de teste numa pasta
-que todos os processos veem: modelo_compartilhado(nome, construir).
+guarda o código de saída e a saída numa pasta comum aos processos do xdist. A chave, quando
+vale a execução guardada e quando a lição roda num interpretador quente: a docstring de
+tests/apoio/sessao.py (o lugar dessas regras). Para outros cálculos caros que vários testes
+repetem (treinos da lição 05...): compartilhado(chave, funcao); para um modelo de teste
+numa pasta que todos os processos veem: modelo_compartilhado(nome, construir).
 
 Marcador @pytest.mark.cpus: um teste que confere um número citado numa apostila e que
 sai de contas do torch; tests/test_cpus.py o roda de novo em cada variante de CPU.
@@ -142,7 +115,7 @@ def rodar_script(script: str, *args, env=None, entrada: str | None = None, timeo
                  guardar: bool = True) -> Execucao:
     """Roda lab/<script> como um aluno: subprocesso, sem cores, console cp1252.
 
-    A mesma configuração roda uma vez por sessão (ver a regra no topo deste arquivo);
+    A mesma configuração roda uma vez por sessão (as regras: tests/apoio/sessao.py);
     guardar=False: um processo novo, sempre."""
     ambiente = ambiente_de_aluno(env)
     caminho = RAIZ / "lab" / script

@@ -14,6 +14,11 @@ def test_pronto_com_modelo(gpt2_pequeno):
     assert "torch " in r.saida and "2.13.0" in r.saida
     # a passada de teste roda de verdade: forma dos logits (1, T, vocabulário do modelo)
     assert ", 400)" in r.saida
+    # o próximo passo vem depois do "Pronto", uma vez só
+    assert r.saida.rstrip().endswith(
+        "Pronto: este computador está preparado para o lab.\n"
+        "Próximo passo: lab/01_tokens.py (leia apostilas/01_tokens.md)."), r.saida[-500:]
+    assert r.saida.count("Próximo passo") == 1
 
 
 def test_sem_modelo_lista_o_que_corrigir(tmp_path):
@@ -22,6 +27,7 @@ def test_sem_modelo_lista_o_que_corrigir(tmp_path):
     assert "Traceback" not in r.saida + r.erros
     assert "Ainda não está pronto. O que corrigir:" in r.saida
     assert "não há pasta" in r.saida
+    assert "Próximo passo" not in r.saida          # nem acima do "Ainda não está pronto"
 
 
 def test_gpt2_do_hub_sem_rede_nem_cache(tmp_path):
@@ -30,6 +36,7 @@ def test_gpt2_do_hub_sem_rede_nem_cache(tmp_path):
     assert r.returncode == 1
     assert "ainda não está no cache" in r.saida
     assert "rode lab/00_check.py" in r.saida.replace("\n", " ")
+    assert "Nenhuma verificação rodou." in r.saida and "Próximo passo" not in r.saida
 
 
 def test_avisa_console_legado(gpt2_pequeno):
@@ -55,6 +62,12 @@ def test_tucano_sem_rede_diz_como_baixar(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
     texto = " ".join(r.saida.split())
     assert "o modelo 'TucanoBR/Tucano-160m' não está no cache deste computador" in texto
+    # o conselho vale aqui: baixar com esta verificação, e a pasta é com a lição 13 (o
+    # --modelo do 00_check é o do GPT-2)
+    assert "HF_HUB_OFFLINE) e rode lab/00_check.py --tucano com internet uma vez" in texto
+    assert "Com o modelo salvo numa pasta, é a lição 13 que o lê: rode lab/13_tucano.py " \
+        "--modelo PASTA." in texto
+    assert "aponte --modelo" not in texto
 
 
 def test_tucano_baixado_de_um_hub_em_https(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from conftest import RAIZ
-from copia_do_aluno import copia_da_licao, rodar_copia, rodar_trecho
+from copia_do_aluno import copia_da_licao, rodar_copia
 from comum.console import inteiro, num, pct
 from comum import importar_licao
 
@@ -176,27 +176,27 @@ def test_resposta_6_indices_sem_o_endoftext(tmp_path, gpt2_pequeno):
     assert "`perdas[0:n - 1]`" in r and "`perdas[n:2 * n - 1]`" in r
 
 
-@pytest.mark.cpus
-def test_confere_04_da_resposta_2(tmp_path):
-    """O confere_04.py dos exercícios, contra a cópia do exercício 2, imprime o que a
-    resposta diz (e, contra uma cópia sem mudança, que confere)."""
-    import re
+def test_resposta_2_o_desafio_pega_o_mesmo_erro():
+    """A juntar_cabecas do exercício 2 (sem o transpose), como o aluno a escreve, é o defeito
+    sem_transpose do catálogo do desafio (o bloco da resposta é a saída dele, conferida em
+    test_desafios), e as sondas que a resposta diz que passam passam: um token só e uma
+    cabeça só."""
+    import desafios
+    from desafios import motor
 
-    texto = APOSTILA.read_text(encoding="utf-8")
-    exercicios = texto[texto.index("## 7. Exercícios"):texto.index("## Notas para o professor")]
-    (codigo,) = re.findall(r"```python\n(.*?)```", exercicios, re.S)
-    resposta = _respostas()
-    (esperado,) = re.findall(r"```text\n(.*?)```", resposta[resposta.index("**2. "):
-                                                           resposta.index("**3. ")], re.S)
-    for de, para, saida in ((["return y.transpose(1, 2).reshape(B, T, h * dh)"],
-                             ["return y.reshape(B, T, h * dh)"], esperado.strip()),
-                            ([], [], "juntar_cabecas: confere com a referência nas 2 entradas."
-                             "\na sua AtencaoMultiCabeca: confere com a referência nas 2 "
-                             "entradas.")):
-        pasta = tmp_path / str(len(de))
-        pasta.mkdir()
-        copia = _copia(pasta, de, para)
-        assert rodar_trecho(codigo, raiz=copia.parent.parent) == saida
+    d = desafios.carregar("04_juntar_cabecas")
+
+    def do_exercicio(y):
+        B, h, T, dh = y.shape
+        return y.reshape(B, T, h * dh)
+
+    diag = motor.diagnosticar(d, do_exercicio)
+    assert [x.nome for x in diag.defeitos] == ["sem_transpose"]
+    passam = {s.descricao for s, dif in zip(diag.sondas, diag.diferencas) if dif is None}
+    assert passam == {"um token só (T = 1): sem o transpose passa aqui",
+                      "uma cabeça só (h = 1): a saída é y sem o eixo das cabeças"}
+    r = " ".join(_respostas().split())
+    assert "A sonda de um token só **passa**" in r and "a de uma cabeça só também" in r
 
 
 # ------------------------------------------------------------ as notas para o professor

@@ -485,39 +485,62 @@ def test_pre_ln_resiste_a_perturbacao(sementes):
         "números dele não mudam nem com uma perturbação de 1e-5.")
 
 
-# ------------------------------------------------------------ o conferir dos exercícios
-def _trecho_python(depois_de: str) -> str:
-    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
-    return re.search(r"```python\n(.*?)```", bruto[bruto.index(depois_de):], re.S).group(1)
+# ------------------------------------------------------------ o exercício 8: o desafio do bloco
+def _bloco_do_aluno(pasta, de=None, para=None):
+    """meus_desafios/05_bloco.py com o corpo do Bloco.forward da lição (o que a seção 6 mostra
+    e a resposta 8 dá), com uma substituição de texto (o erro de propósito)."""
+    import inspect
+    import textwrap
+
+    import desafios
+    from desafios import aluno, motor
+
+    d = desafios.carregar("05_bloco")
+    fonte = textwrap.dedent(inspect.getsource(L05.Bloco.forward))
+    corpo = fonte.split(":", 1)[1].split("\n", 1)[1]                  # sem a linha do def
+    if de:
+        assert de in corpo
+        corpo = corpo.replace(de, para)
+    modelo = aluno.modelo(d)
+    raise_ = f'    raise NotImplementedError("{motor.AINDA_NAO}")\n'
+    pasta.mkdir(parents=True, exist_ok=True)
+    (pasta / "05_bloco.py").write_text(modelo.replace(raise_, corpo), encoding="utf-8")
+    return d
 
 
-def _confere_05(tmp_path, de=None, para=None):
-    """O confere_05.py da seção 8, rodado da raiz de um lab temporário com a cópia do aluno
-    (lab/meu_05.py, a lição com uma substituição de texto) ao lado das lições que ela usa."""
-    copia_da_licao(tmp_path, "05_block.py", *([(de, para)] if de else []))
-    codigo = _trecho_python("**Como conferir o seu código.**")
-    assert "conferir(" in codigo and "common" not in codigo
-    (tmp_path / "confere_05.py").write_text(codigo, encoding="utf-8")
-    r = rodar_copia(tmp_path / "confere_05.py", cwd=tmp_path, env={"PYTHONIOENCODING": "utf-8"})
-    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
-    return r.stdout.decode("utf-8")
+def test_exercicio_8_o_desafio_do_bloco_certo_e_estragado(tmp_path, monkeypatch, capsys):
+    """A resposta 8: o corpo da seção 6 passa nas 7 sondas; sem a soma do residual no MLP do
+    Pre-LN, o lab diz o defeito sem_residuo_mlp e as duas sondas do Post-LN conferem; e a
+    lição com --com-o-seu 05 --so 1 diz 'Passo a passo = bloco(x)? NÃO.' e sai 1."""
+    import argparse
 
+    from desafios import linha_de_comando
 
-def test_exercicio_8_confere_05_com_a_copia_certa_e_a_estragada(tmp_path):
-    """O confere_05.py imprime o que a resposta 8 mostra com a cópia igual à lição; sem a
-    soma do residual no MLP do Pre-LN, diz NÃO confere (com a dica) só para o Pre-LN."""
-    bruto = (RAIZ / "apostilas" / "05_block.md").read_text(encoding="utf-8")
-    r8 = bruto[bruto.index("**8. O seu bloco, de memória.**"):]
-    esperado = re.search(r"```text\n(.*?)```", r8, re.S).group(1).strip()
-    assert _confere_05(tmp_path / "certa").strip() == esperado
-    saida = _confere_05(tmp_path / "estragada", "x = x + self.mlp(self.ln_2(x))    # computação",
-                        "x = self.mlp(self.ln_2(x))    # computação")
-    linhas = saida.strip().splitlines()
-    assert linhas[0].startswith("o seu Bloco (pre_ln=True): NÃO confere. entrada 1 de 2:"), saida
+    args = argparse.Namespace(desafio="bloco", dica=False, mostrar_defeito=None, pausa=False)
+    certo, estragado = tmp_path / "certo", tmp_path / "estragado"
+    monkeypatch.setenv("LAB_DESAFIOS", str(certo))
+    d = _bloco_do_aluno(certo)
+    assert linha_de_comando.conferir_um(d, args) == 0
+    saida = capsys.readouterr().out
+    assert "Passou: as 7 sondas conferem com a referência da lição 05." in saida
+    resposta("o desafio termina em "
+             "`Passou: as 7 sondas conferem com a referência da lição 05.`")
+
+    monkeypatch.setenv("LAB_DESAFIOS", str(estragado))
+    _bloco_do_aluno(estragado, "x = x + self.mlp(self.ln_2(x))", "x = self.mlp(self.ln_2(x))")
+    assert linha_de_comando.conferir_um(d, args) == 1
+    saida = capsys.readouterr().out
     corrido = " ".join(saida.split())
-    assert "valores diferem" in corrido and "Dica: cada peça soma no fluxo" in corrido
-    assert linhas[-1] == "o seu Bloco (pre_ln=False): confere com a referência nas 2 entradas."
-    respostas = " ".join(bruto[bruto.index("## Respostas dos exercícios"):].split())
-    for trecho in ("a linha do Pre-LN diz `NÃO confere`", "a do Post-LN ainda confere",
-                   "`Passo a passo = bloco(x)? NÃO.`"):  # o teste da cópia sem residual, acima
-        assert trecho in respostas, trecho
+    assert f"Diagnóstico: {' '.join(d.defeito('sem_residuo_mlp').mensagem.split())}" in corrido
+    assert "2 de 7 sondas conferem." in saida
+    post_ln = [l for l in saida.splitlines() if "Post-LN" in l]
+    assert len(post_ln) == 2 and all(l.startswith("  confere") for l in post_ln), post_ln
+    resposta("As duas sondas do Post-LN ainda conferem, porque a linha estragada é só do ramo "
+             "Pre-LN")
+
+    r = rodar_script("05_block.py", "--com-o-seu", "05", "--so", "1",
+                     env={"LAB_DESAFIOS": str(estragado)})
+    assert r.returncode == 1 and "Passo a passo = bloco(x)? NÃO." in r.saida, r.saida
+    assert "ainda NÃO confere (2 de 7 sondas" in " ".join(r.saida.split())
+    resposta("`lab/05_block.py --com-o-seu 05 --so 1` imprime `Passo a passo = bloco(x)? NÃO.`, "
+             "o experimento 1 aparece como falho no resumo e a execução termina com código 1")

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import RAIZ, ambiente_de_aluno
+from conftest import RAIZ, ambiente_de_aluno, rodar_script
 from terminal import COLUNAS, Tela, sem_tmux
 
 
@@ -38,9 +38,14 @@ def _rodar_em_pipe(argumentos: str, entrada: str, modelo: Path) -> str:
 
 
 def test_pausa_num_pipe_nao_muda_a_saida(gpt2_12_camadas):
-    """Saída num pipe: com --pausa (entrada só com r, ou fechada) = sem --pausa."""
+    """Saída num pipe: com --pausa (entrada só com r, ou fechada) = sem --pausa. A saída
+    sem --pausa vem de rodar_script (a mesma configuração, no interpretador quente: byte a
+    byte a de um processo novo, tests/test_cpus.py); as duas com --pausa, de processos
+    novos num pipe de verdade."""
     base = "--so 4,6 --sem-figuras"
-    sem = _rodar_em_pipe(base, "exec 0</dev/null", gpt2_12_camadas)
+    r = rodar_script("05_block.py", *base.split(), "--modelo", str(gpt2_12_camadas))
+    assert r.returncode == 0, r.saida + r.erros
+    sem = _sem_tempos(r.saida)
     assert "Experimento 6/6" in sem and "Logit lens" in sem
     for entrada in ("exec 0< <(yes r)", "exec 0<&-"):  # r (o mais arriscado) e fechada
         com = _rodar_em_pipe(base + " --pausa", entrada, gpt2_12_camadas)

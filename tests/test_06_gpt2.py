@@ -12,9 +12,8 @@ import shutil
 import pytest
 import torch
 
-from comum import carregar_gpt2, console
+from comum import carregar_gpt2, console, montagem
 from comum import licao as encanamento
-from comum import pesos_gpt2
 from conftest import RAIZ, rodar_script
 from licao06 import (LICAO10, ORCAMENTO, POR_BLOCO, STATE_DICT_GPT2, TOTAIS, contar,
                      perda_em_tokens_aleatorios)
@@ -339,11 +338,11 @@ def test_memoria_da_licao_inteira_conferida_antes_de_carregar(monkeypatch, nome,
     def importou():
         raise AssertionError("carregou (ou baixou) antes de conferir a memória")
 
-    monkeypatch.setattr(carregar_gpt2, "_importar_transformers", importou)
+    monkeypatch.setattr(carregar_gpt2, "importar_transformers", importou)
     li = encanamento.Licao("06", "teste", ["usa o GPT-2"], usa_gpt2={1})
     li.args = encanamento.criar_parser("x", "x", li.titulos).parse_args(["--modelo", nome])
     with pytest.raises(encanamento.ExperimentoPulado) as erro:
-        pesos_gpt2.modelos(li, licao.nosso_gpt2)
+        montagem.modelos(li, licao.nosso_gpt2)
     motivo = " ".join(str(erro.value).split())
     assert f"{console.num(licao.necessidade(pesos) / 2**30, 1)} GiB de memória" in motivo
     assert f"vezes {console.num(licao.FOLGA, 1)}" in motivo

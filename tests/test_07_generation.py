@@ -18,7 +18,7 @@ import torch
 
 from conftest import RAIZ, construir_gpt2, rodar_script
 from copia_do_aluno import copia_da_licao, rodar_copia
-from comum import pesos_gpt2
+from comum import montagem
 from comum.console import inteiro, num, quebrar
 from comum import importar_licao
 from perturbar import perturbar
@@ -332,9 +332,9 @@ def test_conferir_logits_e_bytes_do_cache(pequeno):
     tokens, de_onde = licao.continuar(nosso, cache, logits, 10)
     assert tokens == licao.generate_deles(hf, ids, 10)[0, ids.shape[1]:].tolist()
     delta, escala = licao.conferir_logits(nosso, ids, tokens, de_onde)
-    assert delta < 1e-4 and pesos_gpt2.confere(delta, escala)
+    assert delta < 1e-4 and montagem.confere(delta, escala)
     errados = [z + 1e-2 * (i == 3) for i, z in enumerate(de_onde)]   # um passo errado
-    assert not pesos_gpt2.confere(*licao.conferir_logits(nosso, ids, tokens, errados))
+    assert not montagem.confere(*licao.conferir_logits(nosso, ids, tokens, errados))
     assert cache.tamanho == ids.shape[1] + 9
     cfg = hf.config
     assert cache.bytes() == cache.tamanho * licao.bytes_por_token(cfg.n_layer, cfg.n_embd)
@@ -374,12 +374,12 @@ def test_cache_so_vale_com_causalidade(pequeno, inicio):
                         generator=torch.Generator().manual_seed(2))
     k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, True,
                                                        inicio)
-    assert max(k) < 1e-4 and pesos_gpt2.confere(d_logit, escala)
+    assert max(k) < 1e-4 and montagem.confere(d_logit, escala)
     k, d_logit, escala = licao.aos_poucos_e_de_uma_vez(nosso, ids, hf.config.n_head, False,
                                                        inicio)
     assert k[0] < 1e-4                                  # camada 1: só o próprio token
     assert min(k[1:]) > 1e-2                            # as outras ficam velhas
-    assert d_logit > 1e-3 and not pesos_gpt2.confere(d_logit, escala)
+    assert d_logit > 1e-3 and not montagem.confere(d_logit, escala)
 
 
 def test_somar_interpola_as_medidas():

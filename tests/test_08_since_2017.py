@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from transformers.models.llama.modeling_llama import (LlamaDecoderLayer, LlamaML
                                                       LlamaRMSNorm, LlamaRotaryEmbedding,
                                                       apply_rotary_pos_emb)
 
-from conftest import RAIZ, compartilhado, rodar_script
+from conftest import RAIZ, compartilhado, pasta_da_sessao, rodar_script
 from comum.console import num
 from comum.licao import importar_licao, semear
 
@@ -508,12 +509,25 @@ def vereditos_impressos(saida):
     return dict(re.findall(r"^  (P\w+-LN \w+ aquec\.)\s+(\S.*)$", saida, re.M))
 
 
-def test_script_inteiro_rapido(tmp_path):
-    r = rodar_script(SCRIPT, "--figuras", str(tmp_path))
+def _script_inteiro():
+    """(execução, pasta das figuras) do script inteiro, sem opção, como um aluno: uma vez na
+    sessão (compartilhado, e não só o cache de rodar_script: a chave dele olha a data da
+    pasta citada, e a primeira execução a muda ao gravar as figuras). Dele saem o
+    experimento 8 padrão de test_script_inteiro_rapido e de test_a_forma_rapida_e_o_padrao."""
+    pasta = pasta_da_sessao("08_figuras")
+
+    def rodar():
+        r = rodar_script(SCRIPT, "--figuras", str(pasta))
+        return SimpleNamespace(returncode=r.returncode, saida=r.saida, erros=r.erros)
+    return compartilhado("08 script inteiro --figuras", rodar), pasta
+
+
+def test_script_inteiro_rapido():
+    r, pasta = _script_inteiro()
     assert r.returncode == 0, r.saida + r.erros
     assert "Traceback" not in r.saida + r.erros
     assert "9 de 9 experimentos rodaram." in r.saida
-    assert (tmp_path / "08_aquecimento.png").stat().st_size > 10_000
+    assert (pasta / "08_aquecimento.png").stat().st_size > 10_000
     assert "É o mesmo bloco: o que sobra é o arredondamento do float32." in r.saida
     longas = [x for x in r.saida.splitlines()                          # COLUMNS=80
               if len(x) > 80 and not x.startswith("Figura salva:")]  # o caminho é do aluno
@@ -599,8 +613,9 @@ def test_resposta_5_forma_completa_semente_1():
 
 
 def test_a_forma_rapida_e_o_padrao():
-    """Sem opção, o experimento 8 treina 80 passos e diz como pedir os 200."""
-    r = rodar_script(SCRIPT, "--so", "8", "--sem-figuras")
+    """Sem opção, o experimento 8 treina 80 passos e diz como pedir os 200 (na execução do
+    script inteiro sem opção)."""
+    r, _ = _script_inteiro()
     assert r.returncode == 0, r.saida + r.erros
     assert "80 passos. Aquecimento: a taxa sobe de 0 a 1e-2 em 40 passos." in r.saida
     assert "(forma rápida; com --completo são 200 passos, com aquecimento de 100)" in r.saida

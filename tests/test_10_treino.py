@@ -505,3 +505,29 @@ def test_os_primeiros_passos_do_treino_padrao_em_outra_cpu(variante):
     assert [TEMPO.sub(" N s", x) for x in outra] == [TEMPO.sub(" N s", x) for x in base]
 
 
+
+
+def test_amostrar_gera_com_uma_thread(tmp_path, monkeypatch, capsys):
+    """--amostrar sorteia um caractere por vez num modelo pequeno: com todas as threads e
+    outro programa na CPU, 480 caracteres levaram 2 min 39 s contra 3,7 s com uma (a revisão
+    de 2026-12-06, depois do torchrun da lição 12). O sorteio roda com 1 thread, e o
+    processo volta às threads de antes."""
+    import types
+
+    config = {"camadas": 1, "largura": 16, "cabecas": 2, "contexto": 16,
+              "alfabeto": L10.ALFABETO}
+    ck = tmp_path / "ck.pt"
+    L10.salvar(ck, L10.novo_modelo(config, 0), config, passo=0, historico={"validação": [4.8]})
+    threads, sortear = [], L10.amostrar
+    monkeypatch.setattr(L10, "amostrar", lambda *a, **k: (
+        threads.append(torch.get_num_threads()), sortear(*a, **k))[1])
+    args = types.SimpleNamespace(checkpoint=str(ck), dispositivo="cpu", exportar=None,
+                                 semente=0, texto="A ")
+    antes = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert L10.so_amostrar(args) == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(antes)
+    assert threads == [1] and "480 caracteres sorteados" in capsys.readouterr().out

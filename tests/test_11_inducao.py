@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from conftest import RAIZ, compartilhado, rodar_script
+from sessao import OCUPADO
 from comum import importar_licao
 from treinos import licao_padrao_11, treino_padrao_10
 
@@ -203,6 +204,19 @@ def test_a_regra_da_transicao_e_das_notas():
     assert x is None and y is None and caiu == pytest.approx(0.3)
 
 
+def test_quem_copia_le_as_notas_e_as_perdas():
+    """A conclusão da busca (a peça que a lição 13 também chama): as maiores notas em
+    (camada, cabeça), da maior para a menor; quantas passam de SUBIU; copia quando a perda
+    repetida fica abaixo da metade da outra."""
+    notas = torch.tensor([[0.05, 0.10, 0.02], [0.80, 0.31, 0.29]])              # (L, h)
+    anteriores = torch.tensor([[0.60, 0.10, 0.20], [0.05, 0.04, 0.03]])
+    inducao, anterior, fortes, copia = L11.quem_copia(notas, anteriores, 4.0, 1.9, top=3)
+    assert [(i, j) for i, j, _ in inducao] == [(1, 0), (1, 1), (1, 2)]
+    assert inducao[0][2] == pytest.approx(0.80) and anterior[0][:2] == (0, 0)
+    assert L11.SUBIU == 0.3 and fortes == 2 and copia
+    assert not L11.quem_copia(notas, anteriores, 4.0, 2.0)[3]                  # a metade não basta
+
+
 # ------------------------------------------------------------ a lição inteira
 @pytest.fixture(scope="module")
 def execucao_padrao(gpt2_pequeno):
@@ -317,6 +331,25 @@ def test_o_seu_gpt_e_o_gpt2_passam_pela_mesma_busca(execucao_padrao):
     assert "passo 7" in _secao(r.saida, 5)
 
 
+def test_sem_o_seu_gpt_o_comando_e_o_da_licao_10(capsys, tmp_path):
+    """O experimento 5 lê o checkpoint no caminho padrão da lição 10 (o dela, não uma cópia)
+    e, sem ele, imprime o comando que o grava: sem --checkpoint no padrão, com ele em outro
+    arquivo. (O bloco `--checkpoint nao-existe.pt` da apostila é conferido por
+    test_apostilas.)"""
+    from comum.console import comando
+
+    L10 = importar_licao("10_treino")
+    assert L10.CHECKPOINT_PADRAO == RAIZ / "checkpoints" / "10_gpt.pt"
+    pulado = L11.sem_o_modelo_da_10(L10.CHECKPOINT_PADRAO, "não achei o modelo.")
+    assert capsys.readouterr().out.endswith(":\n" + comando("10_treino.py") + "\n")
+    assert str(pulado).splitlines() == ["não achei o modelo.", "Treine o modelo com o comando "
+                                        "acima e rode esta lição de novo."]
+    outro = tmp_path / "meu.pt"
+    L11.sem_o_modelo_da_10(outro, "x")
+    assert capsys.readouterr().out.endswith(
+        comando("10_treino.py", "--checkpoint", L11.curto(outro)) + "\n")
+
+
 # ------------------------------------------------------------ o piso da parte ao acaso
 def _piso_por_forca_bruta(a, b, V):
     """O menor valor esperado da perda média na parte ao acaso, sem a fórmula: todas as
@@ -364,9 +397,10 @@ def test_o_experimento_1_o_2_e_o_4_imprimem_o_piso(execucao_padrao):
 SEMENTES = range(10)
 
 
-def _treino_da_semente(semente):
+def _treino_da_semente(semente, esperar=True):
     """O treino padrão (600 passos) da semente, dentro do processo, uma vez na sessão: o
-    histórico sem os pesos de cada linha, e os pesos do fim (para a ablação)."""
+    histórico sem os pesos de cada linha, e os pesos do fim (para a ablação). esperar=False:
+    sessao.OCUPADO se outro processo está treinando essa semente agora."""
     c = {"camadas": 2, "largura": 64, "cabecas": 2, "lote": 32, "taxa": 1e-3,
          "passos": 600, "periodos": (8, 24), "sem_posicao": False, "semente": semente,
          "dispositivo": "cpu"}
@@ -376,7 +410,26 @@ def _treino_da_semente(semente):
             historico, modelo = L11.rodar_treino(c)
         return ([{k: v for k, v in m.items() if k != "pesos"} for m in historico],
                 modelo.state_dict())
-    return compartilhado(f"11 treino padrão semente={semente} passos=600", treinar)
+    return compartilhado(f"11 treino padrão semente={semente} passos=600", treinar,
+                         esperar=esperar)
+
+
+def _todas_as_sementes():
+    """{semente: treino} das sementes 1 a 9, começando pelas que ninguém está treinando: o
+    outro processo do xdist pode estar no meio de uma (test_a_semente_e_a_linha_da_apostila
+    as pede de 1 a 9; daqui, de 9 a 1), e esperar por ela deixaria este parado. Quando todas
+    as que faltam estão ocupadas, espera pela primeira."""
+    feitos, faltam = {}, [s for s in reversed(SEMENTES) if s]
+    while faltam:
+        for s in list(faltam):
+            treino = _treino_da_semente(s, esperar=False)
+            if treino is not OCUPADO:
+                feitos[s] = treino
+                faltam.remove(s)
+        if faltam:
+            s = faltam.pop(0)
+            feitos[s] = _treino_da_semente(s)
+    return feitos
 
 
 def _historico_da_tabela(saida):
@@ -430,7 +483,8 @@ def test_dez_sementes_a_faixa_e_a_parte_que_forma_o_circuito(execucao_padrao):
     cópia nas cabeças que a apostila diz."""
     r, _ = execucao_padrao
     historicos = {0: _historico_da_tabela(r.saida)}
-    historicos.update({s: _treino_da_semente(s)[0] for s in SEMENTES if s})
+    treinos = _todas_as_sementes()
+    historicos.update({s: treinos[s][0] for s in SEMENTES if s})
     tabela = _tabela_da_apostila()
     assert sorted(tabela) == list(SEMENTES)
     assert tabela[0] == (L11.transicao(historicos[0])[:2],
@@ -445,7 +499,7 @@ def test_dez_sementes_a_faixa_e_a_parte_que_forma_o_circuito(execucao_padrao):
         "sementes 4 e 6 copiam assim mesmo (a parte repetida termina em " + " e ".join(
             L11.num(historicos[s][-1]["repetida"], 2) for s in outros) + ")" in APOSTILA
     modelo = L11.novo_modelo(2, 64, 2, 4)                  # a ablação da semente 4, no fim
-    modelo.load_state_dict(_treino_da_semente(4)[1])
+    modelo.load_state_dict(treinos[4][1])
     ids, p = L11.avaliacao(4)
     _, zeradas = L11.ablacao(modelo.eval(), ids, p)
     quebram = [f"{i}.{j}" for (i, j), v in sorted(zeradas.items()) if v > METADE]

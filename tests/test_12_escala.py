@@ -46,9 +46,12 @@ def test_a_licao_inteira_roda_em_80_colunas_e_cp1252(execucao_minuscula):
     texto = " ".join(r.saida.split())
     N = sum(p.numel() for p in L10.novo_modelo(CONFIG_MINUSCULA).parameters())
     assert "6ND FLOPs" in texto and f"N = {N:,})".replace(",", ".") in texto
-    # d = 16 rende bem menos que 30 % do matmul: o aviso fala do tamanho, não da máquina
-    assert "abaixo dos 30 % que o lab espera do modelo padrão" in texto
-    assert "exercício 6" in texto and "outro programa" not in texto
+    # d = 16 rende bem menos que 30 % do matmul: o aviso fala do tamanho, não da máquina,
+    # e manda ao exercício da apostila que mede isso (o 2, "FLOP/s e a largura")
+    assert "abaixo dos 30 % que se espera do modelo padrão numa CPU livre" in texto
+    assert "os 30 % não servem de régua" in texto and "outro programa" not in texto
+    assert "(o exercício 2)." in texto and "2. **FLOP/s e a largura.**" in (
+        RAIZ / "apostilas" / "12_escala.md").read_text(encoding="utf-8")
     assert "o treino da lição 10 (40 passos) vê 2.560 tokens" in texto
     assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in r.saida
     assert "Fim do curso" not in r.saida                        # o curso fecha na 13
@@ -102,16 +105,21 @@ def test_melhores_e_veredito_saem_dos_numeros():
     assert L12.tendencia([2000, 1000, 4000, 2000]) == "parado"
 
 
-def _fronteira_de_brinquedo(monkeypatch, capsys, perdas_por_d):
+def _fronteira_de_brinquedo(monkeypatch, capsys, perdas_por_d, threads=None):
     """O experimento 3 com --escala, com dois modelos minúsculos e o treino trocado por
-    perdas escolhidas: o veredito impresso tem de seguir os números."""
+    perdas escolhidas: o veredito impresso tem de seguir os números. threads: uma lista
+    que recebe as threads de conta com que a previsão e cada treino rodaram."""
     import types
 
+    threads = [] if threads is None else threads
     monkeypatch.setitem(L12.ESCALA, "larguras", (16, 32))
     monkeypatch.setitem(L12.ESCALA, "maior", 4e8)
     monkeypatch.setitem(L12.ESCALA, "orcamentos", 3)
-    monkeypatch.setattr(L12, "treinar_na_escala",
-                        lambda m, semente, barra, *dados: perdas_por_d[m["d"]])
+    medir = L12.segundos_por_passo
+    monkeypatch.setattr(L12, "segundos_por_passo", lambda *a: (
+        threads.append(("previsão", torch.get_num_threads())), medir(*a))[1])
+    monkeypatch.setattr(L12, "treinar_na_escala", lambda m, semente, barra, *dados: (
+        threads.append(("treino", torch.get_num_threads())), perdas_por_d[m["d"]])[1])
     args = types.SimpleNamespace(semente=0, escala=True)
     L12.exp_fronteira(types.SimpleNamespace(args=args, quer_figuras=False, pausa=lambda _: None,
                                            uma_vez=lambda _chave, f: f()))
@@ -124,6 +132,23 @@ def test_a_fronteira_diz_cresce_com_numeros_que_crescem(monkeypatch, capsys):
     assert "O melhor tamanho cresce com o compute: de 9.664 parâmetros" in saida
     assert re.search(r" 2,700$", saida, re.M) and "2,500*" in saida and "3,000*" in saida
     assert not [linha for linha in saida.splitlines() if linha != linha.rstrip()]
+
+
+def test_a_fronteira_treina_e_preve_com_uma_thread(monkeypatch, capsys):
+    """Os modelos da fronteira são minúsculos: com duas threads e outro programa na CPU, o
+    --escala levou 19 min contra 1 min 36 s com uma (a revisão de 2026-12-06). A previsão e o treino rodam com 1 thread (a
+    mesma conta para os dois), e o processo volta às threads de antes no fim."""
+    threads = []
+    antes = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        saida = _fronteira_de_brinquedo(monkeypatch, capsys, {16: [3.0, 2.8, 2.7],
+                                                              32: [3.2, 2.9, 2.5]}, threads)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(antes)
+    assert threads == [("previsão", 1)] * 2 + [("treino", 1)] * 2, threads
+    assert "medidos agora com 1 thread, como o treino)" in saida
 
 
 def test_a_fronteira_diz_o_contrario_com_numeros_ao_contrario(monkeypatch, capsys):
@@ -226,14 +251,23 @@ def test_torchrun_dois_processos_treinam_como_a_licao_10(tmp_path):
     num processo só, com o mesmo lote global (até 1e-5; medido: ~5e-7 em 20 passos do
     modelo minúsculo); a tela é a de 1 processo (cada linha uma vez só, a do posto 0, sem o
     aviso do torchrun em inglês: OMP_NUM_THREADS posto, como a apostila manda); e a lição
-    10 lê o checkpoint com --amostrar."""
+    10 lê o checkpoint com --amostrar, pelo comando que a lição imprime (em 80 colunas).
+
+    Num Mac com chip da Apple (aqui, o MPS de mentira de um sitecustomize, como o
+    torch.backends.mps.is_available() de um Mac responderia), o comando da apostila, sem
+    --dispositivo, treina na CPU e diz por quê (o auto nunca escolhe o MPS em vários
+    processos)."""
     args = [*MINUSCULO, "--passos", "20"]
     um = tmp_path / "um.pt"
     r1 = rodar_script("10_treino.py", "--so", "3", "--sem-figuras", *args, "--checkpoint",
                       str(um), "--html", str(tmp_path / "pag"))
     assert r1.returncode == 0, r1.saida + r1.erros
     dois = tmp_path / "dois.pt"
-    ambiente = ambiente_de_aluno({"OMP_NUM_THREADS": "1"})
+    mac = tmp_path / "mac"
+    mac.mkdir()
+    (mac / "sitecustomize.py").write_text(
+        "import torch.backends.mps\ntorch.backends.mps.is_available = lambda: True\n")
+    ambiente = ambiente_de_aluno({"OMP_NUM_THREADS": "1", "PYTHONPATH": str(mac)})
     r2 = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
                          str(RAIZ / "lab" / "12_escala.py"), *args, "--checkpoint", str(dois)],
                         cwd=RAIZ, env=ambiente, capture_output=True, timeout=300)
@@ -244,6 +278,16 @@ def test_torchrun_dois_processos_treinam_como_a_licao_10(tmp_path):
     texto = " ".join(saida.split())
     assert "Treino em 2 processos (torchrun, gloo): cada um treina 2 das 4" in texto
     assert "Experimento 5/5" in saida and "Experimento 1/5" not in saida
+    assert ("Dispositivo: CPU; a GPU da Apple (MPS) não treina em vários processos (o gloo e "
+            "o nccl não a usam): todos na CPU.") in texto
+    assert "Processo 1 de 2" not in saida          # numa máquina só, a tela é a do posto 0
+    assert not [linha for linha in saida.splitlines()      # (o caminho longo é o do teste)
+                if len(linha) > 80 and not linha.startswith("      --checkpoint ")]
+    windows = str(dois).replace("/", "\\")          # na linha do Windows, com \\
+    assert (f"  .venv\\Scripts\\python.exe lab\\10_treino.py --amostrar `\n"
+            f"      --checkpoint {windows}\n"
+            f"  .venv/bin/python lab/10_treino.py --amostrar \\\n"
+            f"      --checkpoint {dois}\n") in saida
     passos = re.findall(r"^ +(\d+) +\d,\d\d +(\d,\d\d)$", saida, re.M)
     assert [int(p) for p, _ in passos] == list(range(2, 21, 2))
     a, b = L10.carregar(um)[0].state_dict(), L10.carregar(dois)[0].state_dict()
@@ -252,7 +296,8 @@ def test_torchrun_dois_processos_treinam_como_a_licao_10(tmp_path):
     assert passos[-1][1] == num(validacao, 2)                  # a mesma avaliação da 10
     r3 = rodar_script("10_treino.py", "--amostrar", "--checkpoint", str(dois))
     assert r3.returncode == 0 and "passo 20" in r3.saida
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["dois.pt", "pag", "um.pt"]  # sem .tmp
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dois.pt", "mac", "pag",
+                                                          "um.pt"]  # sem .tmp
 
 
 def test_so_o_processo_0_grava(tmp_path, monkeypatch, capsys):
@@ -276,3 +321,77 @@ def test_so_o_processo_0_grava(tmp_path, monkeypatch, capsys):
         dist.destroy_process_group()
     assert not (tmp_path / "ck.pt").exists()
     assert not re.search(r"^ +10 +\d,\d\d +\d,\d\d$", capsys.readouterr().out, re.M)
+
+
+# ------------------------------------------------------------ o dispositivo no torchrun
+def _preparar(monkeypatch, capsys, mundo, nesta_maquina, gpus=0, mps=False, pedido="auto"):
+    """preparar() da lição 12 como o torchrun a chamaria em cada processo (mundo processos,
+    nesta_maquina deles aqui), numa máquina com `gpus` GPUs CUDA e/ou o MPS (de mentira:
+    esta não tem GPU) e o grupo trocado por um que só anota o dispositivo pedido. Devolve
+    (args.dispositivo, o dispositivo com que o grupo entrou ou None, a saída)."""
+    import types
+
+    import torch.distributed as dist
+
+    from comum import distribuido
+
+    monkeypatch.setenv("WORLD_SIZE", str(mundo))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(nesta_maquina))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda _i=0: "NVIDIA de teste")
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+    grupo = []
+    monkeypatch.setattr(distribuido, "iniciar", lambda d: grupo.append(d) or torch.device(d))
+    monkeypatch.setattr(dist, "get_backend", lambda: "nccl" if grupo[-1] == "cuda" else "gloo")
+    args = types.SimpleNamespace(largura=128, cabecas=4, lote=12, dispositivo=pedido, so=None)
+    L12.preparar(args)
+    return args.dispositivo, (grupo or [None])[-1], " ".join(capsys.readouterr().out.split())
+
+
+def test_no_torchrun_o_auto_usa_a_cuda_so_com_uma_gpu_por_processo(monkeypatch, capsys):
+    """O --help diz "auto escolhe a CUDA se há uma GPU para cada processo, senão a CPU": num
+    Mac (MPS), a CPU, e não o erro "--dispositivo mps"; num PC com uma GPU e
+    --nproc-per-node 2, a CPU, e não o processo 1 pedindo a cuda:1, que não existe; com duas
+    GPUs, a CUDA; em duas máquinas, a CPU (o auto não sabe se a outra tem GPU). A linha
+    "Dispositivo:" diz o que foi deixado de lado e por quê."""
+    assert "auto escolhe a CUDA se há uma GPU para cada processo, senão a CPU" in " ".join(
+        rodar_script("12_escala.py", "--help").saida.split())
+    casos = [({"mps": True}, 2, "cpu", "a GPU da Apple (MPS) não treina em vários processos"),
+             ({"gpus": 1}, 2, "cpu", "há 1 GPU CUDA para 2 processos nesta máquina, e cada "
+                                     "processo precisa da sua: todos na CPU"),
+             ({"gpus": 2}, 2, "cuda", "GPU CUDA (NVIDIA de teste); uma GPU CUDA para cada um "
+                                      "dos 2 processos"),
+             ({"gpus": 1}, 1, "cpu", "o treino tem processos em outra máquina")]
+    for maquina, aqui, esperado, frase in casos:
+        nome, grupo, saida = _preparar(monkeypatch, capsys, 2, aqui, **maquina)
+        assert (nome, grupo) == (esperado, esperado), (maquina, aqui, nome, grupo)
+        assert f"Dispositivo: {'CPU' if esperado == 'cpu' else ''}" in saida and frase in saida
+        assert "Treino em 2 processos (torchrun, " in saida
+    nome, _, saida = _preparar(monkeypatch, capsys, 2, 2)          # sem GPU: nada a dizer
+    assert nome == "cpu" and "Dispositivo" not in saida
+
+
+def test_no_torchrun_a_cuda_sem_uma_gpu_por_processo_e_uso_errado(monkeypatch, capsys):
+    for pedido, gpus, frase in (("cuda", 1, "cada um dos 2 processos desta máquina usa uma GPU "
+                                            "CUDA só sua, e aqui há 1."),
+                                ("mps", 0, "--dispositivo mps: o treino em 2 processos usa "
+                                           "gloo (CPU) ou nccl (CUDA)")):
+        with pytest.raises(SystemExit) as saida:
+            _preparar(monkeypatch, capsys, 2, 2, gpus=gpus, mps=True, pedido=pedido)
+        assert saida.value.code == 2
+        assert frase in " ".join(capsys.readouterr().err.split())
+
+
+def test_sem_torchrun_a_licao_nao_fala_do_dispositivo(monkeypatch, capsys):
+    """Os experimentos 1 a 4 e o --dividir rodam sempre na CPU: num Mac ou num PC com GPU, a
+    lição sem torchrun não abre com "Dispositivo: ..." (o dispositivo só serve ao treino do
+    torchrun), mas um --dispositivo que não existe continua sendo uso errado."""
+    for maquina in ({"mps": True}, {"gpus": 1}):
+        nome, grupo, saida = _preparar(monkeypatch, capsys, 1, 1, **maquina)
+        assert grupo is None and "Dispositivo" not in saida and not saida
+    with pytest.raises(SystemExit) as saida:
+        _preparar(monkeypatch, capsys, 1, 1, pedido="cuda")
+    assert saida.value.code == 2

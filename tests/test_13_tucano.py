@@ -20,6 +20,7 @@ from modelos_de_teste import FORMA_TUCANO_160M, construir_llama
 from comum import licao
 
 L13 = licao.importar_licao("13_tucano")
+TUCANO = "TucanoBR/Tucano-160m"
 CARTAO = 162_417_408
 
 
@@ -33,6 +34,14 @@ def variante(request):
 @pytest.fixture(scope="module")
 def llama_tucano():
     return modelo_compartilhado("llama_tucano", lambda p: construir_llama(p, "tucano"))
+
+
+@pytest.fixture(scope="module")
+def llama_bytes():
+    """Um Llama com um BPE de bytes, como o do GPT-2 e o do SmolLM2 de verdade: 'Ġ' no
+    vocabulário e nenhum <s> na frente do texto."""
+    return modelo_compartilhado("llama_bytes",
+                                lambda p: construir_llama(p, "smollm", tokenizador="bytes"))
 
 
 def carregar(pasta):
@@ -231,6 +240,8 @@ def test_a_licao_inteira_roda_e_fecha_o_curso(variante, gpt2_pequeno):
     assert "6 de 6 experimentos rodaram." in r.saida
     assert "32 de 32 iguais, na ordem: os mesmos tokens." in " ".join(r.saida.split())
     assert "confere." in r.saida and "NÃO" not in r.saida
+    assert r.saida.count("(carregando o transformers...)") == 1   # dois tokenizadores, um aviso
+    assert "na primeira, o <s> do começo)" in " ".join(r.saida.split())    # o tokenizador o põe
     assert "Memória nova dos nossos pesos: 0 bytes" in r.saida
     assert ("(GQA: cada uma serve 2)." if nome == "smollm" else "(MHA: uma por consulta).") \
         in r.saida
@@ -287,6 +298,9 @@ def test_sem_rede_e_sem_cache(tmp_path):
     assert "1 de 6 experimentos rodou." in texto
     assert "HF_HUB_OFFLINE=1" in texto and "lab/13_tucano.py com internet" in texto
     assert "As três contas dão o mesmo número." in texto
+    # o fim do curso não diz que o aluno viu o modelo rodar: diz o que falta
+    assert "Fim do curso." in texto and "viu as mesmas peças" not in texto
+    assert "Falta ver as mesmas peças rodarem um modelo de verdade" in texto
     assert not [l for l in r.saida.splitlines() if len(l) > 80]
 
 
@@ -411,3 +425,170 @@ def test_texto_longo_demais_para_as_posicoes(llama_tucano, gpt2_pequeno):
     r = rodar(llama_tucano, gpt2_pequeno, "--so", "4", "--novos", "1000")
     assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
     assert "posições deste modelo" in " ".join(r.saida.split())
+
+
+# ---------------------------------------------------------------- um token na tela (item 2)
+TEXTO_DE_BYTES = "A atenção é São Paulo e o gato subiu"
+
+
+def test_pecas_de_um_bpe_de_bytes_saem_como_texto(llama_bytes, llama_tucano):
+    """Todo token passa por peca(): num BPE de bytes, 'Ġatenção' (guardado como 'ĠatenÃ§Ã£o')
+    sai '·atenção'; no formato do Llama, '▁' vira '·'. O oráculo: os bytes das peças, juntos,
+    são o texto (com o espaço que o '▁' do começo põe)."""
+    from transformers import AutoTokenizer
+
+    bytes_ = AutoTokenizer.from_pretrained(llama_bytes)
+    assert L13.de_bytes(bytes_)
+    ids = bytes_(TEXTO_DE_BYTES, add_special_tokens=False)["input_ids"]
+    assert b"".join(L13.bytes_da_peca(bytes_, i) for i in ids) == TEXTO_DE_BYTES.encode()
+    vocabulario = bytes_.convert_ids_to_tokens(ids)
+    assert any("Ã" in v for v in vocabulario) and any("Ġ" in v for v in vocabulario)
+    pecas = [L13.peca(bytes_, i) for i in ids]
+    assert "·atenção" in pecas and not any("Ã" in p or "Ġ" in p for p in pecas)
+    llama = AutoTokenizer.from_pretrained(llama_tucano)
+    assert not L13.de_bytes(llama)
+    ids = llama(TEXTO_DE_BYTES, add_special_tokens=False)["input_ids"]
+    assert b"".join(L13.bytes_da_peca(llama, i) for i in ids) == f" {TEXTO_DE_BYTES}".encode()
+    assert L13.peca(llama, llama.bos_token_id) == "<s>"
+
+
+def test_bytes_do_formato_do_llama_com_byte_fallback():
+    """O tokenizador do Tucano guarda um caractere fora do vocabulário nos seus bytes, em
+    peças '<0xC3>' (byte fallback): peca() os mostra como a lição 01 mostra meio caractere."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "\u2581": 3, "a": 4,
+             **{f"<0x{b:02X}>": 5 + b for b in range(256)}}
+    cru = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>", byte_fallback=True))
+    cru.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first")
+    tok = PreTrainedTokenizerFast(tokenizer_object=cru, bos_token="<s>", eos_token="</s>",
+                                  unk_token="<unk>")
+    ids = tok("a é", add_special_tokens=False)["input_ids"]
+    assert tok.convert_ids_to_tokens(ids) == ["\u2581", "a", "\u2581", "<0xC3>", "<0xA9>"]
+    assert b"".join(L13.bytes_da_peca(tok, i) for i in ids) == " a é".encode()
+    assert [L13.peca(tok, i) for i in ids][-2:] == ["\\xc3", "\\xa9"]
+
+
+def test_a_licao_com_um_bpe_de_bytes_mostra_texto(llama_bytes, gpt2_pequeno):
+    """A lição com um tokenizador de bytes (o do exercício 1): nenhum 'Ġ' nem 'Ã' na tela, e a
+    primeira posição, que não é um <s>, não é chamada de <s>."""
+    r = rodar(llama_bytes, gpt2_pequeno, "--so", "2,3,5", "--texto", TEXTO_DE_BYTES)
+    assert r.returncode == 0, r.saida[-3000:]
+    assert "Ġ" not in r.saida and "Ã" not in r.saida
+    linhas = r.saida.splitlines()
+    modelo = linhas[linhas.index(next(l for l in linhas if l.startswith("llama_bytes, "))) + 1]
+    assert modelo.split()[1] in ("·atenção", "_atenção")     # '_' num console cp1252
+    texto = " ".join(r.saida.split())
+    assert f'A frase "{TEXTO_DE_BYTES}": 13 tokens.' in texto               # sem "(com o <s>"
+    assert "na primeira, o token A, o primeiro da frase)" in texto
+    assert "<s>" not in r.saida.split("Experimento 5/6")[1]
+
+
+# ---------------------------------------------------------------- um token só (item 3)
+def test_um_token_so_nao_ganha_veredito(llama_bytes, gpt2_pequeno):
+    """--texto "A" num tokenizador sem <s>: 1 token. O experimento 4 não diz que o cache guarda
+    a chave girada (na posição 0, girar não muda nada) e diz por quê; o 5, que compara a
+    primeira posição com as outras, recusa a frase. (E --dispositivo cpu, o caminho da CPU.)"""
+    r = rodar(llama_bytes, gpt2_pequeno, "--so", "4,5", "--texto", "A", "--dispositivo", "cpu")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    quarto, quinto = r.saida.split("Experimento 5/6")
+    quarto = " ".join(quarto.split())
+    assert '"A" (1 token)' in quarto and "contra K sem girar: < 1e-5" in quarto
+    assert "não as separa" in quarto and "JÁ GIRADA" not in quarto
+    assert "32 de 32 iguais" in quarto                    # a geração, essa, roda
+    quinto = " ".join(quinto.split())
+    assert "precisa de 2 ou mais" in quinto and "quase parada" not in quinto
+    assert "depois de" not in quinto                      # nenhuma tabela
+
+
+def test_texto_vazio(llama_tucano, gpt2_pequeno):
+    """--texto "": o <s> sozinho não é uma frase."""
+    r = rodar(llama_tucano, gpt2_pequeno, "--so", "5", "--texto", "")
+    assert r.returncode == 1 and "o --texto está vazio" in r.saida
+
+
+# ---------------------------------------------------------------- a forma, em palavras (item 5)
+def test_mha_mqa_e_gqa_nos_experimentos_1_e_4():
+    assert L13.quem_serve_quem(4, 4) == "4 cabeças de K/V para 4 de consulta (MHA: uma por consulta)."
+    assert L13.quem_serve_quem(4, 1) == "1 cabeça de K/V para 4 de consulta (MQA: uma só serve as 4)."
+    assert L13.quem_serve_quem(4, 2) == "2 cabeças de K/V para 4 de consulta (GQA: cada uma serve 2)."
+    config = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                  num_key_value_heads=1, intermediate_size=176, vocab_size=100)
+    assert "K/V = 1 (MQA)" in L13.descrever(config)
+    assert [L13.os_outros_blocos(L) for L in (1, 2, 12)] == [
+        "", "; o bloco 1: o mesmo", "; os blocos 1 a 11: o mesmo"]
+
+
+def test_config_sem_intermediate_size(llama_tucano, tmp_path, gpt2_pequeno):
+    config = json.loads((llama_tucano / "config.json").read_text(encoding="utf-8"))
+    del config["intermediate_size"]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    r = rodar(tmp_path, gpt2_pequeno, "--so", "1")
+    assert r.returncode == 1 and "Traceback" not in r.saida + r.erros
+    assert "KeyError" not in r.saida
+    assert "não diz intermediate_size (a largura do SwiGLU)" in " ".join(r.saida.split())
+
+
+# ---------------------------------------------------------------- o imposto (item 4)
+def test_veredito_do_imposto():
+    """Cai com pelo menos MARGEM; se inverte só se havia imposto (a razão do --gpt2 >= 1)."""
+    m = L13.MARGEM
+    assert m == 0.1
+    assert "se inverte" in L13.veredito_do_imposto(2.03, 0.95)
+    assert "cai de 2,03x para 1,50x" in L13.veredito_do_imposto(2.03, 1.5)
+    assert "não cai" in L13.veredito_do_imposto(2.03, 2.03 - m / 2)
+    assert "não cai" in L13.veredito_do_imposto(0.9, 0.85)
+    assert "se inverte" not in L13.veredito_do_imposto(0.95, 0.5)   # sem imposto a inverter
+
+
+# ---------------------------------------------------------------- --dispositivo (item 6)
+def test_a_peca_roda_no_dispositivo_dos_pesos():
+    """Nada da peça nasce na CPU quando os pesos estão em outro lugar: o RoPE, a máscara do
+    cache e a do experimento 6 seguem os pesos. Sem GPU aqui, o 'meta' faz o papel de outro
+    dispositivo: misturar um tensor dele com um da CPU é erro, como misturar um da GPU."""
+    with torch.device("meta"):
+        modelo = L13.Llama(2, 16, 4, 2, 32, 50)
+    ids = torch.zeros(1, 5, dtype=torch.long, device="meta")
+    assert L13.gerar(modelo, ids, 3).device.type == "meta"            # o cache: passo() por passo
+    pesos, logits = L13.pesos_de_atencao(modelo, ids)
+    assert pesos.device.type == logits.device.type == "meta" and pesos.shape == (2, 1, 4, 5, 5)
+    with pytest.raises(RuntimeError):                                 # o oráculo do teste
+        torch.ones(3, device="meta") * torch.ones(3)
+
+
+def test_dispositivo_que_nao_existe(capsys):
+    """O começo da lição (preparar, antes dos experimentos) com um --dispositivo que esta
+    máquina não tem: uso errado, a mensagem em português e a saída 2; cpu e auto (sem GPU)
+    ficam na CPU, sem nenhuma linha a mais."""
+    from argparse import Namespace
+
+    if torch.cuda.is_available() or torch.backends.mps.is_available():
+        pytest.skip("há uma GPU aqui")
+    args = Namespace(dispositivo="cuda", modelo=TUCANO, modelo_do_ambiente=None)
+    with pytest.raises(SystemExit) as saida:
+        L13.preparar(args)
+    assert saida.value.code == 2
+    assert "--dispositivo cuda: não há GPU CUDA aqui" in " ".join(capsys.readouterr().err.split())
+    for pedido in ("cpu", "auto"):
+        args = Namespace(dispositivo=pedido, modelo=TUCANO, modelo_do_ambiente=None)
+        L13.preparar(args)
+        assert args.dispositivo == "cpu" and capsys.readouterr().out == ""
+
+
+# ---------------------------------------------------------------- LAB_MODELO (W7)
+def test_lab_modelo_de_gpt2_nao_troca_o_tucano(gpt2_pequeno, llama_tucano):
+    """LAB_MODELO, das lições do GPT-2, apontando um GPT-2: a lição fica com o Tucano e diz
+    por quê (o experimento 1 roda); apontando um Llama, vale, e a lição diz de onde veio."""
+    r = rodar_script("13_tucano.py", "--sem-figuras", "--so", "1",
+                     env={"LAB_MODELO": str(gpt2_pequeno)})
+    assert r.returncode == 0, r.saida
+    texto, junto = " ".join(r.saida.split()), "".join(r.saida.split())   # o caminho quebra
+    assert f"(AvariávelLAB_MODELO,{gpt2_pequeno},apontaumGPT-2" in junto
+    assert f"esta usa o {TUCANO}" in texto and "As três contas dão o mesmo número." in texto
+    r = rodar_script("13_tucano.py", "--sem-figuras", "--so", "1",
+                     env={"LAB_MODELO": str(llama_tucano)})
+    assert r.returncode == 0, r.saida
+    texto, junto = " ".join(r.saida.split()), "".join(r.saida.split())
+    assert f"(O--modeloveiodavariávelLAB_MODELO:{llama_tucano}.)" in junto
+    assert "O --modelo, llama_tucano, lido do config.json dele" in texto

@@ -10,9 +10,12 @@ que tem script lab/NN_nome.py:
   script rodado com esses argumentos e --sem-figuras;
 - e, nas lições que fazem contas no PyTorch, as mesmas linhas saem idênticas em cada
   variante de CPU de ferramentas/cpus.py (os kernels genéricos do PyTorch, os de AVX2
-  onde o padrão é outro, o MKL no modo reproduzível, duas threads de conta). Um número
-  que muda aqui é ruído de arredondamento impresso como dígito: imprima um limite
-  ("< 1e-12"), ou uma faixa ou um veredito que vale em todas.
+  onde o padrão é outro, o MKL no modo reproduzível, duas threads de conta): os blocos
+  delas são marcados com @pytest.mark.cpus, e tests/test_cpus.py os roda de novo num
+  pytest filho por variante (o interpretador quente de cada variante é o que os outros
+  testes marcados já usam ali). Um número que muda numa variante é ruído de
+  arredondamento impresso como dígito: imprima um limite ("< 1e-12"), ou uma faixa ou
+  um veredito que vale em todas.
 
 Cada script roda uma vez por combinação de argumentos (fora o --so) e variante, na
 sessão inteira (conftest.rodar_script guarda a saída): os blocos `--so 2` e `--so 5`
@@ -28,7 +31,7 @@ import shlex
 
 import pytest
 
-from conftest import RAIZ, VARIANTES_CPU, rodar_script
+from conftest import RAIZ, VARIANTE, rodar_script
 import cpus
 
 APOSTILAS = sorted(p for p in (RAIZ / "apostilas").glob("[0-9][0-9]_*.md")
@@ -67,10 +70,6 @@ def blocos_de_saida():
             yield pytest.param(apostila, args.strip(), bloco, id=f"{apostila.stem}-{i}")
 
 
-# O ambiente de um aluno cuja CPU escolhe outros kernels que esta (Intel, AMD, Apple).
-VARIANTES = VARIANTES_CPU
-
-
 # Lições sem conta de ponto flutuante no PyTorch: a 01 não usa o torch (só o tokenizador)
 # e a 09 só o usa em tensores "meta" (contagem inteira de FLOPs); o resto é aritmética do
 # Python, que as variáveis da outra CPU não mudam. Nelas a variante não testaria nada. A 14
@@ -78,10 +77,6 @@ VARIANTES = VARIANTES_CPU
 # registros e vereditos do --conferir; as notas dos treinos dela têm o teste marcado com cpus
 # em test_14_corrida.
 SEM_CONTA_NO_TORCH = {"01_tokens", "09_scaling", "14_corrida"}
-
-
-def _variantes(script: str) -> list[str]:
-    return ["padrao"] if script.removesuffix(".py") in SEM_CONTA_NO_TORCH else list(VARIANTES)
 
 
 CABECALHO = re.compile(r"^(?:Experimento|Verificação) (\d+)/\d+ · ")
@@ -119,14 +114,14 @@ def _plano():
 _JUNTOS = None
 
 
-def _terminar(script: str, args: str, variante: str):
+def _terminar(script: str, args: str):
     r = rodar_script(script, *shlex.split(args), "--sem-figuras",
-                     env={"PYTHONIOENCODING": "utf-8", **VARIANTES[variante]})
+                     env={"PYTHONIOENCODING": "utf-8"})
     linhas = [linha.rstrip() for linha in r.stdout.decode("utf-8").splitlines()]
     return r.returncode, linhas, r.stderr.decode("utf-8", "replace")
 
 
-def saida_do_script(script: str, args: str, variante: str):
+def saida_do_script(script: str, args: str):
     """(código de saída, linhas do stdout que o bloco pode citar, stderr).
 
     Com --so, as linhas vêm da execução conjunta (ver _plano): o começo (antes do
@@ -137,9 +132,9 @@ def saida_do_script(script: str, args: str, variante: str):
     numeros, resto = _separar_so(args)
     juntos = _JUNTOS.get((script, resto)) if numeros is not None else None
     if not juntos or not numeros <= juntos:
-        return _terminar(script, args, variante)
+        return _terminar(script, args)
     todos = ",".join(str(k) for k in sorted(juntos))
-    codigo, linhas, erros = _terminar(script, f"--so {todos} {resto}".strip(), variante)
+    codigo, linhas, erros = _terminar(script, f"--so {todos} {resto}".strip())
     escolhidas, atual = [], None
     for linha in linhas:
         cabeca = CABECALHO.match(linha)
@@ -152,16 +147,18 @@ def saida_do_script(script: str, args: str, variante: str):
     return codigo, escolhidas, erros
 
 
-def _blocos_e_variantes():
+def _blocos_marcados():
+    """Os blocos; os das lições com contas no torch, marcados com cpus (test_cpus.py os roda
+    de novo em cada variante de CPU)."""
     for p in blocos_de_saida():
         apostila, args, bloco = p.values
-        for variante in _variantes(apostila.stem):
-            yield pytest.param(apostila, args, bloco, variante, id=f"{p.id}-{variante}")
+        marcas = () if apostila.stem in SEM_CONTA_NO_TORCH else (pytest.mark.cpus,)
+        yield pytest.param(apostila, args, bloco, id=p.id, marks=marcas)
 
 
-@pytest.mark.parametrize("apostila, args, bloco, variante", list(_blocos_e_variantes()))
-def test_blocos_de_saida_sao_reais(apostila, args, bloco, variante):
-    codigo, saida, erros = saida_do_script(apostila.stem + ".py", args, variante)
+@pytest.mark.parametrize("apostila, args, bloco", list(_blocos_marcados()))
+def test_blocos_de_saida_sao_reais(apostila, args, bloco):
+    codigo, saida, erros = saida_do_script(apostila.stem + ".py", args)
     assert codigo in (0, 1), erros
     posicao = 0
     for linha in bloco.splitlines():
@@ -172,7 +169,7 @@ def test_blocos_de_saida_sao_reais(apostila, args, bloco, variante):
             posicao = saida.index(linha, posicao) + 1
         except ValueError:
             parecida = difflib.get_close_matches(linha, saida[posicao:], n=1, cutoff=0.6)
-            ambiente = cpus.descrever(variante) if VARIANTES[variante] else ""
+            ambiente = cpus.descrever(VARIANTE) if VARIANTE else ""
             pytest.fail(
                 f"{apostila.name}: a linha abaixo não aparece (nessa ordem) na saída de "
                 f"{apostila.stem}.py {args}" + (f" com {ambiente}" if ambiente else "")

@@ -2,13 +2,17 @@
 
 Cada `import` e `from ... import` de cada módulo conta, relativo (`from .console import`) ou
 não, também os de dentro de uma função (lidos com ast.walk): um import preguiçoso esconde um
-ciclo, não o desfaz. Nenhum módulo do encanamento passa de 500 linhas. As lições só chegam ao
-encanamento por `comum`; `comum/__init__.py` não define nada e repete os nomes que três ou
-mais lições usam.
+ciclo, não o desfaz. Nenhum módulo do encanamento passa de 500 linhas, todo módulo diz no
+`__all__` o que é público, e nenhum importa um nome privado (`_nome`) de outro. As lições só
+chegam ao encanamento por `comum` e só pegam nomes públicos: os da fachada (`from comum
+import dizer`) ou os do `__all__` de um módulo (`from comum.console import duracao`).
+`comum/__init__.py`, a fachada, não define nada e é a lista por assunto da docstring dele:
+uma lição que passa a usar um nome não muda nem a fachada nem as outras lições.
 """
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -19,6 +23,12 @@ from conftest import ENCANAMENTO, RAIZ
 LIMITE_DE_LINHAS = 500
 MODULOS = {p.stem: p for p in ENCANAMENTO if p.stem != "__init__"}
 LICOES = sorted((RAIZ / "lab").glob("[0-9][0-9]_*.py"))
+
+
+@functools.lru_cache(maxsize=None)
+def _arvore(caminho):
+    """A árvore sintática do arquivo, lida uma vez por processo (os testes só a percorrem)."""
+    return ast.parse(caminho.read_text(encoding="utf-8"))
 
 
 def imports(caminho) -> set[str]:
@@ -135,7 +145,7 @@ def _imports_das_licoes():
     todos = {}
     for licao in LICOES:
         lista = todos.setdefault(licao.name, [])
-        for no in ast.walk(ast.parse(licao.read_text(encoding="utf-8"))):
+        for no in ast.walk(_arvore(licao)):
             if isinstance(no, ast.Import):
                 lista += [(a.name, []) for a in no.names]
             elif isinstance(no, ast.ImportFrom):
@@ -151,27 +161,93 @@ def test_as_licoes_so_chegam_ao_encanamento_por_comum():
             assert modulo.split(".")[0] not in MODULOS, f"{licao}: import {modulo}"
 
 
-def test_a_fachada_nao_define_nada_e_tem_o_que_tres_licoes_usam():
-    fachada = RAIZ / "lab" / "comum" / "__init__.py"
-    arvore = ast.parse(fachada.read_text(encoding="utf-8"))
+FACHADA = RAIZ / "lab" / "comum" / "__init__.py"
+
+
+def _todos(caminho) -> set[str] | None:
+    """O __all__ de um arquivo (lido na árvore sintática), ou None se ele não tem um."""
+    for no in _arvore(caminho).body:
+        alvos = [getattr(alvo, "id", "") for alvo in getattr(no, "targets", [])]
+        if isinstance(no, ast.Assign) and alvos == ["__all__"]:
+            return set(ast.literal_eval(no.value))
+    return None
+
+
+PUBLICOS = {nome: _todos(caminho) for nome, caminho in MODULOS.items()}
+
+
+def test_todo_modulo_diz_o_que_e_publico():
+    """Todo módulo tem __all__, e o __all__ só cita nomes que o módulo define ou importa."""
+    sem = sorted(nome for nome, todos in PUBLICOS.items() if todos is None)
+    assert not sem, f"sem __all__: {sem}"
+    for nome, caminho in MODULOS.items():
+        existem = set()
+        for no in _arvore(caminho).body:
+            if isinstance(no, (ast.FunctionDef, ast.ClassDef)):
+                existem.add(no.name)
+            elif isinstance(no, (ast.Assign, ast.AnnAssign)):
+                for alvo in (no.targets if isinstance(no, ast.Assign) else [no.target]):
+                    existem |= {n.id for n in ast.walk(alvo) if isinstance(n, ast.Name)}
+            elif isinstance(no, (ast.Import, ast.ImportFrom)):
+                existem |= {(a.asname or a.name).split(".")[0] for a in no.names}
+        assert PUBLICOS[nome] <= existem, f"{nome}: __all__ cita {PUBLICOS[nome] - existem}"
+
+
+def _nomes_importados(arvore):
+    """[(módulo do encanamento, nome, linha)] de cada `from comum[.x] import` e `from .x
+    import` da árvore; módulo "" é a fachada."""
+    for no in ast.walk(arvore):
+        if isinstance(no, ast.ImportFrom) and (no.level or (no.module or "").startswith(
+                "comum")):
+            modulo = (no.module or "").removeprefix("comum").strip(".")
+            for apelido in no.names:
+                yield modulo, apelido.name, no.lineno
+
+
+def test_nenhum_modulo_importa_o_privado_de_outro():
+    """Um ajudante que dois módulos usam é público no módulo dele (como hub.py reúne o que
+    carregar_gpt2 e carregar_llama dividiam): `from .carregar_gpt2 import _x` é a casa errada."""
+    assert list(_nomes_importados(ast.parse("from .a import _b\nfrom comum.c import d\n"))) == [
+        ("a", "_b", 1), ("c", "d", 2)]
+    for nome, caminho in [*MODULOS.items(), ("__init__", FACHADA)]:
+        for modulo, importado, linha in _nomes_importados(_arvore(caminho)):
+            assert not importado.startswith("_"), f"{nome}.py:{linha}: {modulo}.{importado}"
+
+
+def test_a_fachada_nao_define_nada_e_e_a_lista_por_assunto():
+    """comum/__init__.py só importa e lista o __all__; o __all__ é a tabela "A fachada, por
+    assunto" da docstring, nome por nome; cada nome é público no módulo de onde vem."""
+    arvore = _arvore(FACHADA)
     for no in arvore.body[1:]:                                   # depois da docstring
         alvos = getattr(no, "targets", [])
         assert isinstance(no, ast.ImportFrom) or (
             isinstance(no, ast.Assign) and [a.id for a in alvos] == ["__all__"]), (
             f"comum/__init__.py:{no.lineno} define algo (só importa e lista o __all__)")
-    exporta = set(ast.literal_eval(next(no.value for no in arvore.body
-                                        if isinstance(no, ast.Assign))))
-    usos = {}
-    for licao, lista in _imports_das_licoes().items():
-        for modulo, nomes in lista:
-            if modulo.startswith("comum"):
-                for nome in nomes:
-                    usos.setdefault(nome, set()).add(licao)
-    comuns = {nome for nome, licoes in usos.items() if len(licoes) >= 3}
-    assert comuns <= exporta, f"usados por 3+ lições, fora da fachada: {comuns - exporta}"
-    raros = {nome for nome in exporta - {"conferir"} if len(usos.get(nome, ())) < 3}
-    assert not raros, f"na fachada, mas usados por menos de 3 lições: {raros}"
-    por_dentro = {(licao, modulo, nome) for licao, lista in _imports_das_licoes().items()
-                  for modulo, nomes in lista if modulo.startswith("comum.")
-                  for nome in nomes if nome in exporta}
-    assert not por_dentro, f"nomes da fachada importados de comum.x (use from comum): {por_dentro}"
+    exporta = _todos(FACHADA)
+    importados = set()
+    for modulo, nome, linha in _nomes_importados(arvore):
+        importados.add(nome)
+        assert (nome in MODULOS and not modulo) or nome in PUBLICOS[modulo], (
+            f"comum/__init__.py:{linha}: {nome} não está no __all__ de {modulo}")
+    assert importados == exporta, f"importados e __all__ diferem: {importados ^ exporta}"
+    doc = ast.get_docstring(arvore).split("A fachada, por assunto")[1].split("\n\n")[1]
+    assert doc.startswith("    a lição"), doc[:40]
+    nomes = ",".join(re.split(r"\s{2,}", linha.strip(), maxsplit=1)[-1]   # sem o assunto
+                     for linha in doc.splitlines())
+    tabela = [nome.strip() for nome in nomes.split(",") if nome.strip()]
+    assert sorted(tabela) == sorted(exporta), (
+        f"a tabela da docstring e o __all__ diferem: {set(tabela) ^ exporta}")
+
+
+def test_as_licoes_so_pegam_nomes_publicos_do_encanamento():
+    """De `comum`, um nome da fachada ou um módulo (`from comum import figuras`); de
+    `comum.x`, um nome do __all__ de x, seja ou não da fachada. Nenhum `_nome`."""
+    fachada = _todos(FACHADA)
+    for licao in LICOES:
+        for modulo, nome, linha in _nomes_importados(_arvore(licao)):
+            if not modulo:
+                assert nome in fachada or nome in MODULOS, (
+                    f"{licao.name}:{linha}: {nome} não está na fachada (de comum.x, então)")
+            else:
+                assert nome in PUBLICOS[modulo.split(".")[0]], (
+                    f"{licao.name}:{linha}: {nome} não está no __all__ de comum.{modulo}")

@@ -1,5 +1,6 @@
 """Carregar o GPT-2 (lab/comum/carregar_gpt2.py): de uma pasta, os erros explicados em português,
-a memória conferida antes (e lida no macOS), sem rede, a tabela de parâmetros."""
+a memória conferida antes, sem rede, a tabela de parâmetros. (Um Llama: test_13_tucano.py; o
+caminho até o hub e a memória lida em cada sistema: test_hub.py.)"""
 from __future__ import annotations
 
 import shutil
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 from comum import carregar_gpt2
+from comum.hub import ModeloIndisponivel
 from conftest import rodar_script
 
 
@@ -37,7 +39,7 @@ def test_erros_de_carregamento_explicam(caso, trecho, gpt2_pequeno, tmp_path):
         nome = str(copia)
     else:
         nome = "gpt7-gigante"
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match=trecho):
+    with pytest.raises(ModeloIndisponivel, match=trecho):
         carregar_gpt2.carregar_gpt2(nome)
 
 
@@ -48,7 +50,7 @@ def test_sem_rede_e_sem_cache_explica(tmp_path, monkeypatch):
 
     monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="00_check"):
+    with pytest.raises(ModeloIndisponivel, match="00_check"):
         carregar_gpt2.carregar_gpt2("gpt2")
 
 
@@ -59,7 +61,7 @@ def test_sem_rede_com_hf_hub_offline_diz_para_tirar_a_variavel(tmp_path, monkeyp
     monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: None)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2")
     assert "HF_HUB_OFFLINE=1 está definida" in str(erro.value)
     assert "Remove-Item Env:HF_HUB_OFFLINE" in str(erro.value) and "unset" in str(erro.value)
@@ -68,13 +70,13 @@ def test_sem_rede_com_hf_hub_offline_diz_para_tirar_a_variavel(tmp_path, monkeyp
 
 def test_recusa_modelo_que_nao_cabe(monkeypatch):
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 2 * 2**30)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="GiB livres"):
+    with pytest.raises(ModeloIndisponivel, match="GiB livres"):
         carregar_gpt2.carregar_gpt2("gpt2-xl")  # 6,2 GB em fp32: recusa antes de tentar
 
 
 def test_memoria_sugere_um_menor_que_caberia_e_diz_a_margem(monkeypatch):
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 3 * 2**30)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2-xl", margem=1.3)
     texto = str(erro.value)
     # gpt2-large (3,1 GB x 1,3) não cabe em 3 GiB; gpt2-medium (1,4 GB x 1,3) cabe
@@ -82,7 +84,7 @@ def test_memoria_sugere_um_menor_que_caberia_e_diz_a_margem(monkeypatch):
     assert "vezes 1,3" in texto and "7,5 GiB" in texto and "3,0 GiB livres" in texto
     # já é o menor: não sugere "--modelo gpt2" de novo
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 2**28)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2", margem=2.5)
     assert "--modelo" not in str(erro.value) and "vezes 2,5" in str(erro.value)
     assert "o gpt2 já é o menor" in str(erro.value)
@@ -92,7 +94,7 @@ def test_memoria_com_base_fixa_sugere_pela_mesma_conta(monkeypatch):
     """Com uma base fixa (o Python com o PyTorch), o modelo menor sugerido é o que cabe
     com ela: em 3 GiB, com 2 GiB de base, o gpt2-large (2,9 GiB de pesos) não cabe."""
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: 3 * 2**30)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2-xl", margem=1.0, base=2 * 2**30)
     texto = " ".join(str(erro.value).split())
     assert "--modelo gpt2." in texto and "gpt2-large" not in texto
@@ -115,11 +117,11 @@ def test_pasta_de_outro_modelo_nao_vira_gpt2_aleatorio(gpt2_pequeno, tmp_path):
     llama = _llama_minusculo(tmp_path / "llama")
     for arquivo in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(gpt2_pequeno / arquivo, llama)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="tipo 'llama'.*não um GPT-2"):
+    with pytest.raises(ModeloIndisponivel, match="tipo 'llama'.*não um GPT-2"):
         carregar_gpt2.carregar_gpt2(str(llama))
     # o config diz gpt2, mas os pesos são de outro modelo: faltam e sobram pesos
     shutil.copy(gpt2_pequeno / "config.json", llama)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel,
+    with pytest.raises(ModeloIndisponivel,
                        match=r"não são os de um GPT-2: faltam \d+ pesos.*há \d+ pesos"):
         carregar_gpt2.carregar_gpt2(str(llama))
 
@@ -132,7 +134,7 @@ def test_pesos_de_forma_errada_explicam(gpt2_pequeno, tmp_path):
     config = json.loads((pasta / "config.json").read_text())
     config["n_embd"] = 32
     (pasta / "config.json").write_text(json.dumps(config))
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="não têm as formas que o config"):
+    with pytest.raises(ModeloIndisponivel, match="não têm as formas que o config"):
         carregar_gpt2.carregar_gpt2(str(pasta))
 
 
@@ -141,7 +143,7 @@ def test_pasta_sem_tokenizador_explica(gpt2_pequeno, tmp_path):
     shutil.copytree(gpt2_pequeno, pasta)
     for arquivo in ("tokenizer.json", "tokenizer_config.json"):
         (pasta / arquivo).unlink()
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="não o tokenizador"):
+    with pytest.raises(ModeloIndisponivel, match="não o tokenizador"):
         carregar_gpt2.carregar_gpt2(str(pasta))
     r = rodar_script("05_block.py", "--so", "3", "--modelo", str(pasta), "--sem-figuras")
     # a mensagem quebra na largura, e onde quebra depende do comprimento da pasta
@@ -156,7 +158,7 @@ def test_tokenizador_vazio_explica(gpt2_pequeno, tmp_path):
     pasta = tmp_path / "tok_vazio"
     shutil.copytree(gpt2_pequeno, pasta)
     GPT2TokenizerFast(tokenizer_object=Tokenizer(models.BPE())).save_pretrained(pasta)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel, match="tokenizador .* está vazio"):
+    with pytest.raises(ModeloIndisponivel, match="tokenizador .* está vazio"):
         carregar_gpt2.carregar_gpt2(str(pasta))
 
 
@@ -164,7 +166,7 @@ def test_config_invalido_em_portugues(gpt2_pequeno, tmp_path):
     pasta = tmp_path / "config_ruim"
     shutil.copytree(gpt2_pequeno, pasta)
     (pasta / "config.json").write_text("{isto não é json", encoding="utf-8")
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2(str(pasta))
     texto = str(erro.value)
     assert "não é um JSON válido" in texto and "linha 1" in texto
@@ -176,7 +178,7 @@ def test_pesos_truncados_numa_pasta_falam_da_pasta(gpt2_pequeno, tmp_path):
     shutil.copytree(gpt2_pequeno, pasta)
     pesos = pasta / "model.safetensors"
     pesos.write_bytes(pesos.read_bytes()[: pesos.stat().st_size // 2])
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2(str(pasta))
     texto = str(erro.value)
     assert "corrompidos" in texto and f"na pasta '{pasta}'" in texto
@@ -191,7 +193,7 @@ def test_modelo_grande_sem_rede_manda_baixar_esse_modelo(tmp_path, monkeypatch):
     monkeypatch.setattr(constantes, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(constantes, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(carregar_gpt2, "memoria_disponivel", lambda: None)
-    with pytest.raises(carregar_gpt2.ModeloIndisponivel) as erro:
+    with pytest.raises(ModeloIndisponivel) as erro:
         carregar_gpt2.carregar_gpt2("gpt2-xl")
     assert "lab/00_check.py --modelo gpt2-xl" in str(erro.value)
 
@@ -222,64 +224,3 @@ def test_contagem_nao_conta_a_cabeca_amarrada_duas_vezes(gpt2_pequeno):
     cfg = modelo.config
     assert contados == _parametros_gpt2(cfg.n_layer, cfg.n_embd, cfg.vocab_size,
                                         cfg.n_positions)
-
-
-VM_STAT_M1 = """\
-Mach Virtual Memory Statistics: (page size of 16384 bytes)
-Pages free:                                3712.
-Pages active:                            187254.
-Pages inactive:                          183541.
-Pages speculative:                         1861.
-Pages throttled:                              0.
-Pages wired down:                         86012.
-Pages purgeable:                           5431.
-"Translation faults":                 436158795.
-Pages copy-on-write:                   19076540.
-Pages zero filled:                    207745215.
-Pages reactivated:                     16353473.
-Pages purged:                           1981013.
-File-backed pages:                        91583.
-Anonymous pages:                         281073.
-Pages stored in compressor:              958467.
-Pages occupied by compressor:             49066.
-Decompressions:                        20203357.
-Compressions:                          27302555.
-Pageins:                                7658401.
-Pageouts:                                167436.
-Swapins:                                2412003.
-Swapouts:                               2841541.
-"""
-
-
-def test_memoria_no_macos_vem_do_vm_stat():
-    """No macOS valia a RAM total como livre; agora livres + inativas + especulativas."""
-    assert carregar_gpt2.ler_vm_stat(VM_STAT_M1) == 16384 * (3712 + 183541 + 1861)
-    intel = VM_STAT_M1.replace("16384", "4096")
-    assert carregar_gpt2.ler_vm_stat(intel) == 4096 * (3712 + 183541 + 1861)
-    assert carregar_gpt2.ler_vm_stat("vm_stat: comando estranho") is None
-
-
-def test_memoria_no_macos_sem_vm_stat_nao_inventa(monkeypatch):
-    import subprocess as sp
-
-    monkeypatch.setattr(carregar_gpt2.sys, "platform", "darwin")
-    real_open = open
-
-    def sem_proc(caminho, *a, **k):
-        if str(caminho).startswith("/proc"):
-            raise OSError("não há /proc no macOS")
-        return real_open(caminho, *a, **k)
-
-    monkeypatch.setattr("builtins.open", sem_proc)
-
-    def falha(*a, **k):
-        raise FileNotFoundError("vm_stat")
-
-    monkeypatch.setattr(sp, "run", falha)
-    assert carregar_gpt2.memoria_disponivel() is None
-
-    class Saida:
-        stdout = VM_STAT_M1
-
-    monkeypatch.setattr(sp, "run", lambda *a, **k: Saida())
-    assert carregar_gpt2.memoria_disponivel() == 16384 * (3712 + 183541 + 1861)

@@ -3,11 +3,12 @@ que deixa a suíte rápida não muda o que os testes veem.
 
 - test_marcados_em_outra_cpu[variante]: roda de novo, num pytest filho com as variáveis
   da variante (postas antes de o torch começar), todos os testes marcados com
-  @pytest.mark.cpus (os que conferem números citados que saem de contas do torch). Os
-  blocos <!-- saida --> têm a mesma conferência em tests/test_apostilas.py.
+  @pytest.mark.cpus (os que conferem números citados que saem de contas do torch), entre
+  eles os blocos <!-- saida --> das lições com contas no torch (tests/test_apostilas.py).
 - o interpretador quente (tests/apoio/licao_quente.py) imprime, byte a byte, o que um processo
-  novo imprime, também com duas threads, nos códigos de saída 1 e 2, e na cópia de uma
-  lição e no trecho de `python -c` que tests/apoio/copia_do_aluno.py roda nele;
+  novo imprime, também com duas threads, nos códigos de saída 1 e 2, num console cp1252
+  servido por um servidor que subiu em UTF-8, e na cópia de uma lição e no trecho de
+  `python -c` que tests/apoio/copia_do_aluno.py roda nele;
 - a chave das execuções guardadas muda quando muda uma pasta citada nos argumentos.
 """
 from __future__ import annotations
@@ -84,7 +85,9 @@ def _novo(argv, ambiente, cwd=RAIZ):
     return r.returncode, r.stdout, r.stderr
 
 
-# (variante, casos): com duas threads basta o treino, que é onde elas entram
+# (variante, casos): com duas threads basta o treino, que é onde elas entram. Os servidores
+# sobem em UTF-8; as execuções da base, num console cp1252 (o filho troca a codificação,
+# como um servidor da suíte que atende os dois), as de duas threads, em UTF-8.
 QUENTE = [
     ("padrao", [["lab/05_block.py", "--so", "1,2", "--passos", "3", "--sem-figuras"],
                 ["lab/06_gpt2.py", "--so", "2", "--sem-figuras"],
@@ -100,12 +103,14 @@ QUENTE = [
 def test_quente_igual_a_processo_novo(variante, casos, gpt2_pequeno, tmp_path):
     """Mesmas linhas (fora os tempos medidos), mesmo stderr, mesmo código de saída:
     treino (05), o modelo carregado pelo transformers (06), um experimento pulado (saída
-    1) e um uso errado (saída 2)."""
+    1) e um uso errado (saída 2); na base, em cp1252 num servidor que subiu em UTF-8."""
     extra = cpus.DOIS_THREADS if variante == "dois_threads" else {}
     ambiente = ambiente_de_aluno({"PYTHONIOENCODING": "utf-8", "LAB_MODELO": str(gpt2_pequeno),
                                   **extra})
     partida = {k: v for k, v in ambiente.items() if k not in sessao.SEGURAS}
     servidor = licao_quente.Servidor(partida, RAIZ)
+    if variante == "padrao":
+        ambiente["PYTHONIOENCODING"] = "cp1252"
     try:
         codigos = []
         for argv in casos:

@@ -1,6 +1,7 @@
 """comum/dispositivo.py: a escolha do --dispositivo (no auto, CUDA, depois MPS, depois a CPU, com
-o motivo), o pedido de um dispositivo que não existe (uso errado, saída 2, em português) e a
-linha que a lição imprime (nenhuma na CPU: a saída fica a de sempre).
+o motivo; em vários processos, a CUDA só com uma GPU para cada um, e nunca o MPS), o pedido de
+um dispositivo que não existe (uso errado, saída 2, em português) e a linha que a lição
+imprime (nenhuma na CPU: a saída fica a de sempre).
 
 Esta máquina não tem GPU: a escolha é conferida com torch.cuda.is_available e
 torch.backends.mps.is_available trocados (monkeypatch); o uso errado, de verdade."""
@@ -15,8 +16,12 @@ from conftest import rodar_script
 
 @pytest.fixture
 def maquina(monkeypatch):
-    """maquina(cuda=..., mps=...): o torch passa a dizer que tem (ou não) cada GPU."""
-    def montar(cuda=False, mps=False, versao_cuda="12.4"):
+    """maquina(cuda=..., mps=..., gpus=...): o torch passa a dizer que tem (ou não) cada GPU
+    (gpus: quantas CUDA; padrão, 1 com cuda=True)."""
+    def montar(cuda=False, mps=False, versao_cuda="12.4", gpus=None):
+        gpus = (1 if cuda else 0) if gpus is None else gpus
+        cuda = cuda or gpus > 0
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
         monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
         monkeypatch.setattr(torch.cuda, "get_device_name", lambda _i=0: "NVIDIA de teste")
         monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
@@ -66,6 +71,50 @@ def test_pedir_o_que_existe_e_a_cpu_sempre(maquina):
     assert dispositivo.escolher("cuda")[0] == "cuda" and dispositivo.escolher("mps")[0] == "mps"
     maquina()
     assert dispositivo.escolher("cpu")[0] == "cpu"
+
+
+# ---------------------------------------------------------------- em vários processos
+# (processos no treino, nesta máquina, o que a máquina tem) -> o que o auto escolhe
+EM_GRUPO = [
+    ((2, 2, {}), "cpu"),
+    ((2, 2, {"mps": True}), "cpu"),                 # o gloo e o nccl não usam o MPS
+    ((2, 2, {"gpus": 1}), "cpu"),                   # o processo 1 pediria a cuda:1
+    ((2, 2, {"gpus": 2}), "cuda"),
+    ((4, 2, {"gpus": 2}), "cpu"),                   # outra máquina: o auto não sabe dela
+    ((3, 3, {"gpus": 4, "mps": True}), "cuda"),
+]
+
+
+@pytest.mark.parametrize("grupo, esperado", EM_GRUPO)
+def test_em_varios_processos_o_auto_quer_uma_gpu_por_processo(maquina, grupo, esperado):
+    processos, aqui, tem = grupo
+    maquina(**tem)
+    nome, motivo = dispositivo.escolher("auto", torch, processos, aqui)
+    assert nome == esperado and motivo
+    linha = dispositivo.anuncio(nome, motivo, torch, na_cpu=dispositivo.tem_gpu(torch))
+    if tem:                   # com uma GPU na máquina, a linha diz o que o treino fez com ela
+        assert linha.startswith("Dispositivo: ") and motivo in " ".join(linha.split())
+    else:
+        assert linha is None
+    assert dispositivo.escolher("cpu", torch, processos, aqui)[0] == "cpu"
+
+
+def test_em_varios_processos_cuda_sem_gpu_para_cada_um_ou_mps_sao_uso_errado(maquina, capsys):
+    maquina(gpus=1, mps=True)
+    for pedido, frase in (("cuda", "--dispositivo cuda: cada um dos 2 processos desta máquina "
+                                   "usa uma GPU CUDA só sua, e aqui há 1."),
+                          ("mps", "--dispositivo mps: o treino em 2 processos usa gloo (CPU) "
+                                  "ou nccl (CUDA)")):
+        with pytest.raises(dispositivo.DispositivoAusente) as erro:
+            dispositivo.escolher(pedido, torch, 2, 2)
+        assert frase in str(erro.value)
+        with pytest.raises(SystemExit) as saida:
+            dispositivo.ou_sair(pedido, "lab/12_escala.py", torch, 2, 2)
+        assert saida.value.code == 2 and frase in " ".join(capsys.readouterr().err.split())
+    maquina(gpus=2)
+    assert dispositivo.escolher("cuda", torch, 2, 2)[0] == "cuda"
+    maquina(mps=True)                       # um processo só: a regra de sempre, o MPS vale
+    assert dispositivo.escolher("auto", torch)[0] == dispositivo.escolher("mps", torch)[0] == "mps"
 
 
 def test_cuda_pedida_sem_gpu_de_verdade_sai_com_2():

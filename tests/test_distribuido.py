@@ -31,16 +31,55 @@ def test_sem_torchrun_e_um_processo_so(monkeypatch):
     assert distribuido.paralelo(modelo) is modelo and distribuido.tempo_da_media(10) is None
 
 
-def test_com_torchrun_um_lote_impar_ou_o_mps_sao_uso_errado(monkeypatch, capsys):
+def test_com_torchrun_um_lote_impar_e_uso_errado(monkeypatch, capsys):
+    """(O dispositivo em vários processos: tests/test_dispositivo.py.)"""
     monkeypatch.setenv("WORLD_SIZE", "2")
-    distribuido.conferir(12, "cpu")                             # 6 sequências cada: vale
-    for lote, dispositivo, frase in ((5, "cpu", "--lote 5 não se divide entre os 2 processos"),
-                                     (12, "mps", "--dispositivo mps: o treino em 2 processos")):
-        with pytest.raises(SystemExit) as saida:
-            distribuido.conferir(lote, dispositivo)
-        assert saida.value.code == 2 and frase in " ".join(capsys.readouterr().err.split())
+    distribuido.conferir(12)                                    # 6 sequências cada: vale
+    with pytest.raises(SystemExit) as saida:
+        distribuido.conferir(5)
+    assert saida.value.code == 2
+    assert "--lote 5 não se divide entre os 2 processos" in " ".join(
+        capsys.readouterr().err.split())
     monkeypatch.setenv("WORLD_SIZE", "1")
-    distribuido.conferir(5, "mps")                              # sem torchrun, tudo vale
+    distribuido.conferir(5)                                     # sem torchrun, tudo vale
+
+
+def test_quantos_processos_nesta_maquina(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert distribuido.nesta_maquina() == 4                     # sem a variável: todos aqui
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")                 # duas máquinas, 2 em cada
+    assert distribuido.nesta_maquina() == 2
+
+
+AVISO = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from comum import distribuido
+distribuido.so_o_principal_escreve("Este processo treina; a tela fica na do processo 0.")
+print("isto vai para o nulo")
+if distribuido.posto_local() == 0:     # o grupo (um gloo de um processo só), para o encerrar
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method="file://" + sys.argv[2], rank=0, world_size=1)
+distribuido.encerrar(0)
+"""
+
+
+@pytest.mark.parametrize("posto_local, esperado", [
+    ("0", "Este processo treina; a tela fica na do processo 0.\nProcesso 1 de 2: terminou.\n"),
+    ("1", "")], ids=["outra_maquina", "a_mesma_maquina"])
+def test_na_tela_de_outra_maquina_o_processo_diz_que_treina(tmp_path, posto_local, esperado):
+    """Em duas máquinas, a tela da que não tem o processo 0 não fica vazia: o primeiro
+    processo dela (LOCAL_RANK 0) diz que treina e onde está a tela, e no fim que terminou;
+    o resto vai para o nulo. Numa máquina só (LOCAL_RANK 1), nada: a tela é a do 0."""
+    from comum.caminhos import PASTA_LAB
+
+    ambiente = {**os.environ, "RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": posto_local,
+                "PYTHONIOENCODING": "utf-8"}
+    r = subprocess.run([sys.executable, "-c", AVISO, str(PASTA_LAB), str(tmp_path / "loja")],
+                       env=ambiente, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout.decode("utf-8") == esperado
 
 
 def test_um_erro_de_comunicacao_vira_processo_caiu():

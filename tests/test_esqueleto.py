@@ -5,7 +5,8 @@
   validadores do encanamento (licao.opcao, inteiro_entre...).
 - Logo depois, a peça: o código do conceito começa na primeira tela (linha PRIMEIRA_TELA)
   e `__all__` diz o que as lições seguintes podem importar.
-- Uma lição importa de outra (importar_licao) só nomes do `__all__` dela.
+- Uma lição importa de outra (importar_licao) só nomes do `__all__` dela, e a tabela "lição
+  -> usa as peças de" de lab/README.md é a desses imports.
 - Os ajudantes de saída (limites, tokens, tempo, mapas ASCII, linhas) moram no
   encanamento, uma vez só; a entropia é da lição 03 (a 07 a importa).
 - Toda conferência impressa ("sim"/"NÃO") passa por licao.verificar: uma que não confere
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 import pytest
@@ -28,7 +30,9 @@ DO_ENCANAMENTO = {"limite", "token", "cronometrar", "em_linhas", "plural", "cita
 SIM_NAO = re.compile(r"^\s*(sim|não|NÃO|confere|NÃO confere|não confere)\b")
 
 
+@functools.lru_cache(maxsize=None)
 def _arvore(caminho):
+    """A árvore sintática do arquivo, lida uma vez por processo (os testes só a percorrem)."""
     return ast.parse(caminho.read_text(encoding="utf-8"), filename=str(caminho))
 
 
@@ -111,6 +115,40 @@ def test_importa_de_outra_licao_so_o_que_ela_exporta(licao):
                                f"no __all__ de {outra} ({todos})")
 
 
+def _pecas_usadas(arvore) -> set[str]:
+    """As lições de cada importar_licao("NN_x") do arquivo, em qualquer ponto (também as de
+    dentro de uma função e as que não passam por um apelido)."""
+    return {no.args[0].value for no in ast.walk(arvore) if isinstance(no, ast.Call)
+            and getattr(no.func, "id", getattr(no.func, "attr", "")) == "importar_licao"
+            and no.args and isinstance(no.args[0], ast.Constant)}
+
+
+def _tabela_das_pecas(texto: str) -> dict[str, set[str]]:
+    """{lição: {lições}} da tabela "lição | usa as peças de" de lab/README.md."""
+    secao = texto.split("| lição | usa as peças de |")[1].split("\n\n")[0]
+    tabela = {}
+    for linha in secao.strip().splitlines()[1:]:                  # depois do |---|---|
+        licao, pecas = (celula.strip() for celula in linha.strip("|").split("|"))
+        tabela[licao.strip("`")] = set(re.findall(r"`(\d\d_\w+)`", pecas))
+    return tabela
+
+
+def test_a_tabela_das_pecas_do_readme_e_a_do_codigo():
+    """lab/README.md mostra quem usa as peças de quem (importar_licao, que nenhuma ferramenta
+    de código vê); a tabela tem uma linha para cada lição que usa peças, e só as do código.
+    Uma lição nova sem peças de outra não precisa de linha."""
+    assert _pecas_usadas(ast.parse('L = importar_licao("05_block")\n'
+                                   'def f():\n    return comum.importar_licao("03_x").y\n')) \
+        == {"05_block", "03_x"}
+    tabela = _tabela_das_pecas((RAIZ / "lab" / "README.md").read_text(encoding="utf-8"))
+    codigo = {p.stem: usadas for p in LICOES if (usadas := _pecas_usadas(_arvore(p)))}
+    assert "06_gpt2" in codigo and "13_tucano" in codigo
+    faltam = {k: sorted(v) for k, v in codigo.items() if tabela.get(k) != v}
+    assert not faltam, f"lab/README.md: a linha destas lições não é a do código: {faltam}"
+    sobram = sorted(set(tabela) - set(codigo))
+    assert not sobram, f"lab/README.md: linhas de lições que não usam peças: {sobram}"
+
+
 @pytest.mark.parametrize("licao", LICOES, ids=lambda p: p.stem)
 def test_ajudantes_de_saida_tem_uma_casa_so(licao):
     arvore = _arvore(licao)
@@ -146,7 +184,7 @@ def _definidos_na_peca(arvore, fonte) -> set[str]:
 def test_o_all_so_nomeia_o_que_a_peca_define(licao):
     """`__all__` é o que as lições seguintes importam: só a peça (o conceito), nunca um
     ajudante dos experimentos; o que várias lições usam dos experimentos mora no encanamento
-    (pesos_gpt2: modelos, tokenizar, confere, contar, a transposição das Conv1D)."""
+    (montagem: modelos, tokenizar, confere, contar; pesos_gpt2: a transposição das Conv1D)."""
     fonte = licao.read_text(encoding="utf-8")
     arvore = ast.parse(fonte)
     fora = [n for n in _todos(arvore) if n not in _definidos_na_peca(arvore, fonte)]
@@ -206,9 +244,9 @@ def test_toda_conferencia_impressa_passa_por_verificar(licao):
 def test_o_encanamento_nao_importa_torch_no_topo():
     """A primeira linha sai antes do torch: nenhum módulo do encanamento o importa no
     topo (só dentro das funções que o usam)."""
-    for arquivo in (RAIZ / "lab").glob("*.py"):
-        if arquivo.name[:2].isdigit():
-            continue
+    modulos = sorted((RAIZ / "lab" / "comum").glob("*.py"))
+    assert len(modulos) > 10 and any(p.name == "licao.py" for p in modulos)
+    for arquivo in modulos:
         for no in _arvore(arquivo).body:
             nomes = ([a.name for a in no.names] if isinstance(no, ast.Import) else
                      [no.module or ""] if isinstance(no, ast.ImportFrom) else [])

@@ -332,6 +332,7 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     assert "sendo escrita" not in saida and "Fim do curso" not in saida
     saida = rodar("13")
     assert "Fim do curso. Da lição 00 à 13" in saida
+    assert "e viu as mesmas peças rodarem um modelo de verdade." in saida
     assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in saida
     assert "Fim do curso" not in rodar("13", "--so", "1")        # só a lição inteira
     (lab / "14_corrida.py").write_text("")                         # a 14, opcional, fecha
@@ -341,6 +342,25 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     saida = rodar("14")
     assert "Fim do curso. Da lição 00 à 14" in saida and "Próximo passo" not in saida
     assert f'apostilas/14_corrida.md, seção "{licao.FIM_DO_CURSO}"' in saida
+
+
+def test_o_fim_do_curso_nao_diz_que_o_aluno_viu_o_que_foi_pulado(tmp_path, monkeypatch, capsys):
+    """A última lição com um experimento pulado (sem o modelo, por exemplo) fecha o curso
+    sem dizer que o aluno viu as peças rodarem um modelo de verdade: diz o que falta."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    (lab / "13_tucano.py").write_text("")
+    monkeypatch.setattr(licao, "PASTA_LAB", lab)
+
+    def pulado(_):
+        raise licao.ExperimentoPulado("sem o modelo")
+
+    li = licao.Licao("13", "teste", ["ok", "outro"])
+    li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
+    assert li.rodar({1: lambda _: None, 2: pulado}) == 1
+    saida = " ".join(capsys.readouterr().out.split())
+    assert "Fim do curso. Da lição 00 à 13" in saida and "viu as mesmas peças" not in saida
+    assert "Falta ver as mesmas peças rodarem um modelo de verdade" in saida
 
 
 def test_no_lab_o_mapa_esta_inteiro():

@@ -155,3 +155,16 @@ def test_uso_errado_nao_quebra_o_exemplo(monkeypatch, capsys):
         erro = capsys.readouterr().err.split("erro: ", 1)[1].split("\nPara ajuda")[0]
         assert "exemplo: --d 2048" in erro.splitlines()[-1], (colunas, erro)
         assert all(len(linha) < colunas for linha in ("erro: " + erro).splitlines()), erro
+
+
+def test_aponta_um_gpt2(tmp_path):
+    """O LAB_MODELO que a lição 13 não usa: um nome de GPT-2 do hub ou uma pasta cujo
+    config.json diz model_type 'gpt2'; um Llama, um id qualquer ou uma pasta sem config, não."""
+    for nome in ("gpt2", "gpt2-xl", "openai-community/gpt2-medium", "distilgpt2"):
+        assert opcoes.aponta_um_gpt2(nome), nome
+    for nome in ("TucanoBR/Tucano-160m", "gpt2x", str(tmp_path)):
+        assert not opcoes.aponta_um_gpt2(nome), nome
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}', encoding="utf-8")
+    assert opcoes.aponta_um_gpt2(str(tmp_path))
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+    assert not opcoes.aponta_um_gpt2(str(tmp_path))

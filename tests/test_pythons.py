@@ -191,6 +191,46 @@ def test_sh_sem_python_nenhum(tmp_path):
     assert "não achei nenhum Python" in r.stderr
 
 
+def test_sh_diz_que_o_python_do_pyenv_existe_mas_nao_esta_ativo(tmp_path):
+    """Um Python que o pyenv tem instalado mas não ativo: o atalho dele (na pasta shims)
+    existe e só responde com um erro. O script diz isso, e não "não respondeu como um
+    Python"."""
+    pythons = _reais(MENOR)
+    pasta = _bin(tmp_path, pythons, nome="shims")
+    (pasta / f"python3.{MAIOR}").write_text(
+        f"#!/bin/sh\necho 'pyenv: python3.{MAIOR}: command not found' >&2\nexit 127\n")
+    (pasta / f"python3.{MAIOR}").chmod(0o755)
+    r = _setup(_pasta_do_lab(tmp_path), pasta, "--so-procurar")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"pulei python3.{MAIOR}: existe mas não está ativo (pyenv?)" in r.stdout
+    assert f"Usando o Python 3.{MENOR} (python3.{MENOR}:" in r.stdout
+
+
+def test_sh_escolhe_o_pytorch_pelo_que_a_maquina_tem(tmp_path):
+    """No Linux x86_64 (esta máquina): sem o nvidia-smi, o PyTorch só-CPU, dito antes de
+    instalar; com ele, o com CUDA; --cpu e --cuda mandam; as duas juntas, uso errado."""
+    import platform
+
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        pytest.skip("a escolha do PyTorch só existe no Linux x86_64")
+    pythons = _reais(MENOR)
+    lab = _pasta_do_lab(tmp_path)
+    sem = _bin(tmp_path, pythons, nome="sem")
+    com = _bin(tmp_path, pythons, nome="com")
+    (com / "nvidia-smi").write_text("#!/bin/sh\nexit 0\n")
+    (com / "nvidia-smi").chmod(0o755)
+    casos = [(sem, (), "PyTorch: a versão só-CPU, porque não achei o nvidia-smi"),
+             (com, (), "PyTorch: a versão com CUDA, porque achei o nvidia-smi"),
+             (com, ("--cpu",), "PyTorch: a versão só-CPU (--cpu)."),
+             (sem, ("--cuda",), "PyTorch: a versão com CUDA (--cuda;")]
+    for pasta, opcoes, frase in casos:
+        r = _setup(lab, pasta, *opcoes, "--so-procurar")
+        assert r.returncode == 0 and frase in r.stdout, (opcoes, r.stdout + r.stderr)
+    r = _setup(lab, sem, "--cpu", "--cuda")
+    assert r.returncode == 2 and "Use --cpu ou --cuda, não as duas." in r.stderr
+    assert not (lab / ".venv").exists()
+
+
 def test_sh_venv_de_python_fora_da_faixa_seria_refeita(tmp_path):
     pythons = _reais(MENOR - 1, MENOR)
     lab = _pasta_do_lab(tmp_path)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+__all__ = ["RAIZ", "PASTA_LAB", "PASTA_COMUM", "curto"]
+
 RAIZ = Path(__file__).resolve().parent.parent.parent
 PASTA_LAB = RAIZ / "lab"
 PASTA_COMUM = PASTA_LAB / "comum"

@@ -1,26 +1,25 @@
 """Carregar o GPT-2: do cache do Hugging Face, do hub ou de uma pasta local.
 
 Só safetensors, nunca código remoto, só GPT-2 (confere o tipo no config.json e que
-todo peso veio do arquivo). Antes de baixar, confere a memória livre (Linux, Windows e
-macOS, cada um do seu jeito) e passa a confiar nos certificados do sistema (truststore: a
-rede da escola que inspeciona o HTTPS com um certificado que o Windows já aceita). Sem rede
-e sem cache, com um certificado recusado, um download corrompido, uma pasta que não é de um
-GPT-2 ou um nome desconhecido: ModeloIndisponivel, com uma mensagem em português que diz o
-que fazer.
+todo peso veio do arquivo). Antes de carregar ou baixar, confere se o modelo cabe na
+memória livre. O caminho até o hub (o cache primeiro, o download só com rede, os
+certificados do sistema, a memória livre) é o de hub.py, o mesmo do carregar_llama. Sem
+rede e sem cache, com um certificado recusado, um download corrompido, uma pasta que não é
+de um GPT-2 ou um nome desconhecido: ModeloIndisponivel, com uma mensagem em português que
+diz o que fazer.
 """
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 from .console import dizer, num, quebrar, tamanho
-from .rede import (certificado_do_hub_recusado, certificado_recusado, como_resolver_certificado,
-                   confiar_nos_certificados_do_sistema, hub_offline, rede_disponivel)
+from .hub import (ModeloIndisponivel, como_refazer, do_cache_ou_do_hub, importar_transformers,
+                  memoria_disponivel)
+from .rede import certificado_recusado, como_resolver_certificado, hub_offline
 
-__all__ = ["carregar_gpt2", "carregar_tokenizador", "ModeloIndisponivel", "TAMANHOS_GPT2",
-           "PARAMETROS_GPT2", "PREFIXO_HUB", "estimar_memoria", "memoria_disponivel",
-           "ler_vm_stat", "de_caracteres", "REGRA_DE_CARACTERES"]
+__all__ = ["carregar_gpt2", "carregar_tokenizador", "TAMANHOS_GPT2", "PARAMETROS_GPT2",
+           "PREFIXO_HUB", "estimar_memoria", "de_caracteres", "REGRA_DE_CARACTERES"]
 
 TAMANHOS_GPT2 = {
     # nome: (camadas, d, cabeças) -- só para estimar memória antes de baixar
@@ -32,72 +31,11 @@ TAMANHOS_GPT2 = {
 PREFIXO_HUB = "openai-community/"
 
 
-class ModeloIndisponivel(Exception):
-    """O GPT-2 pedido não pode ser carregado; a mensagem diz o que fazer."""
-
-
 # Parâmetros de cada tamanho (a cabeça amarrada ao wte conta uma vez), só para conferir a
 # memória antes de baixar: a lição 06 os calcula (12d² + 13d por bloco...) e um teste
 # confere esta tabela contra ela e contra o transformers.
 PARAMETROS_GPT2 = {"gpt2": 124_439_808, "gpt2-medium": 354_823_168,
                    "gpt2-large": 774_030_080, "gpt2-xl": 1_557_611_200}
-
-
-def memoria_disponivel() -> int | None:
-    """Bytes de RAM disponíveis, ou None se não der para saber."""
-    try:
-        with open("/proc/meminfo") as f:
-            for linha in f:
-                if linha.startswith("MemAvailable:"):
-                    return int(linha.split()[1]) * 1024
-    except OSError:
-        pass
-    if sys.platform == "win32":
-        try:
-            import ctypes
-
-            class _Status(ctypes.Structure):
-                _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong),
-                            ("ullTotalPhys", ctypes.c_ulonglong),
-                            ("ullAvailPhys", ctypes.c_ulonglong),
-                            ("ullTotalPageFile", ctypes.c_ulonglong),
-                            ("ullAvailPageFile", ctypes.c_ulonglong),
-                            ("ullTotalVirtual", ctypes.c_ulonglong),
-                            ("ullAvailVirtual", ctypes.c_ulonglong),
-                            ("sullAvailExtendedVirtual", ctypes.c_ulonglong)]
-            status = _Status()
-            status.dwLength = ctypes.sizeof(_Status)
-            ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(status))
-            return int(status.ullAvailPhys)
-        except Exception:
-            return None
-    if sys.platform == "darwin":
-        import subprocess
-
-        try:
-            saida = subprocess.run(["vm_stat"], capture_output=True, text=True, timeout=3,
-                                   check=True).stdout
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return ler_vm_stat(saida)
-    return None
-
-
-def ler_vm_stat(texto: str) -> int | None:
-    """Memória que o macOS entrega sem apertar ninguém, da saída do `vm_stat`.
-
-    Páginas livres + inativas + especulativas, vezes o tamanho da página (que o
-    próprio vm_stat informa: 4096 em Intel, 16384 em Apple Silicon). A RAM total
-    (o que se usava antes) diria que há memória livre mesmo com ela toda ocupada.
-    None se a saída não tiver essas linhas."""
-    import re
-
-    pagina = re.search(r"page size of (\d+) bytes", texto)
-    contas = dict(re.findall(r"^Pages (free|inactive|speculative):\s+(\d+)\.?\s*$",
-                             texto, re.M))
-    if not pagina or "free" not in contas:
-        return None
-    return int(pagina.group(1)) * sum(int(v) for v in contas.values())
 
 
 def _id_no_hub(nome: str) -> str:
@@ -135,6 +73,10 @@ def _eh_hub(nome: str) -> bool:
 def _comando_00(nome: str) -> str:
     """O comando que baixa ESTE modelo (o 00_check baixa o de --modelo, padrão gpt2)."""
     return "lab/00_check.py" if nome == "gpt2" else f"lab/00_check.py --modelo {nome}"
+
+
+def _como_refazer(nome: str, hub: bool) -> str:
+    return como_refazer(nome, hub, _comando_00(nome))
 
 
 def _sugestao_menor(estimativa: int, margem: float, base: int, livre: int) -> str | None:
@@ -228,42 +170,6 @@ def _conferir_nome(nome: str) -> tuple[bool, Path]:
     return hub, pasta
 
 
-def _importar_transformers():
-    """Importa o transformers (devagar: por isso avisa antes) e cala os avisos dele."""
-    dizer("(carregando o transformers...)")
-    try:
-        import transformers
-        from transformers.utils import logging as hf_logging
-    except ImportError as erro:
-        raise ModeloIndisponivel(
-            f"o pacote transformers não está instalado ({erro}).\n"
-            "Rode de novo o script de instalação (.venv-setup.ps1 ou .venv-setup.sh).") from None
-    hf_logging.set_verbosity_error()
-    try:  # os avisos do huggingface_hub (novas tentativas de conexão...) são em inglês
-        from huggingface_hub.utils import logging as hub_logging
-
-        hub_logging.set_verbosity_error()
-    except ImportError:
-        pass
-    return transformers, hf_logging
-
-
-def _do_cache_ou_do_hub(carregar, nome: str, hub: bool, aviso: str):
-    """carregar(so_local=True) primeiro (sem rede); se faltar algo no cache e for um
-    nome do hub com rede, avisa e baixa (carregar(so_local=False)), confiando nos
-    certificados do sistema."""
-    try:
-        return carregar(so_local=True)
-    except OSError:
-        if not hub or hub_offline() or not rede_disponivel():
-            raise
-        dizer(aviso)
-        confiar_nos_certificados_do_sistema()
-        if certificado_do_hub_recusado():
-            raise ModeloIndisponivel(como_resolver_certificado(nome))
-        return carregar(so_local=False)
-
-
 def carregar_tokenizador(nome: str):
     """Só o tokenizador do GPT-2 (sem os pesos): do cache, de uma pasta ou do hub.
 
@@ -272,7 +178,7 @@ def carregar_tokenizador(nome: str):
     GPT-2 usam o mesmo tokenizador.
     """
     hub, pasta = _conferir_nome(nome)
-    transformers, _ = _importar_transformers()
+    transformers, _ = importar_transformers()
     origem = _id_no_hub(nome) if hub else str(pasta)
 
     def carregar(so_local: bool):
@@ -280,7 +186,7 @@ def carregar_tokenizador(nome: str):
             origem, local_files_only=so_local, trust_remote_code=False)
 
     try:
-        tokenizador = _do_cache_ou_do_hub(
+        tokenizador = do_cache_ou_do_hub(
             carregar, nome, hub, f"Baixando o tokenizador de '{nome}' (só na primeira vez)...")
     except ModeloIndisponivel:
         raise
@@ -330,7 +236,7 @@ def carregar_gpt2(nome: str, margem: float = 1.3, base: int = 0):
                 f"(os pesos, {tamanho(estimativa)}, vezes {num(margem, 1)}, a margem desta "
                 f"lição{com_base}) e há {num(livre / 2**30, 1)} GiB livres.\n"
                 f"Feche outros programas{conselho}")
-    transformers, hf_logging = _importar_transformers()
+    transformers, hf_logging = importar_transformers()
     hf_logging.disable_progress_bar()  # carregar do disco é rápido: sem barra
     origem = _id_no_hub(nome) if hub else str(pasta)
 
@@ -347,7 +253,7 @@ def carregar_gpt2(nome: str, margem: float = 1.3, base: int = 0):
 
     inicio = time.perf_counter()
     try:
-        modelo, tokenizador = _do_cache_ou_do_hub(
+        modelo, tokenizador = do_cache_ou_do_hub(
             carregar, nome, hub,
             f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
     except ModeloIndisponivel:
@@ -371,17 +277,6 @@ def carregar_gpt2(nome: str, margem: float = 1.3, base: int = 0):
     dizer(quebrar(f"GPT-2 carregado de {origem} em "
                   f"{num(time.perf_counter() - inicio, 1)} s."))
     return modelo, tokenizador
-
-
-def _como_refazer(nome: str, hub: bool) -> str:
-    """O que fazer com arquivos estragados: no cache do HF, baixar de novo; numa pasta
-    do aluno, salvar de novo nela (o cache do HF não tem nada com isso)."""
-    if not hub:
-        return (f"Salve o modelo de novo na pasta '{nome}' (modelo.save_pretrained(pasta) e "
-                "tokenizador.save_pretrained(pasta)) ou copie-a outra vez de onde veio.")
-    return ("Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
-            "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode "
-            f"{_comando_00(nome)} com internet para baixar de novo.")
 
 
 # Como as lições 04, 05 e 07 sabem que o modelo é como o da lição 10 (e escolhem textos em

@@ -1,10 +1,11 @@
 """Carregar um modelo da família Llama (o Tucano da lição 13): do cache, do hub ou de uma pasta.
 
-As mesmas regras do carregar_gpt2: só safetensors, nunca código remoto, primeiro o cache
-(sem rede), só baixa com rede; confere o tipo no config.json (model_type 'llama') e que
-todo peso veio do arquivo. Os pesos entram em float32, como os do GPT-2 nas lições 06 e 07.
-Um GPT-2 ou outra arquitetura, sem rede e sem cache, um download estragado: ModeloIndisponivel,
-com uma mensagem em português que diz o que fazer (e qual lição serve para aquele modelo).
+As mesmas regras do carregar_gpt2, pelo mesmo caminho até o hub (hub.py): só safetensors,
+nunca código remoto, primeiro o cache (sem rede), só baixa com rede; confere o tipo no
+config.json (model_type 'llama') e que todo peso veio do arquivo. Os pesos entram em
+float32, como os do GPT-2 nas lições 06 e 07. Um GPT-2 ou outra arquitetura, sem rede e sem
+cache, um download estragado: ModeloIndisponivel, com uma mensagem em português que diz o
+que fazer (e qual lição serve para aquele modelo).
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import json
 import time
 from pathlib import Path
 
-from .carregar_gpt2 import (TAMANHOS_GPT2, ModeloIndisponivel, _do_cache_ou_do_hub,
-                            _importar_transformers, memoria_disponivel)
+from .carregar_gpt2 import PREFIXO_HUB, TAMANHOS_GPT2
 from .console import dizer, num, quebrar, tamanho
+from .hub import (ModeloIndisponivel, como_refazer, do_cache_ou_do_hub, importar_transformers,
+                  memoria_disponivel)
 from .rede import certificado_recusado, como_resolver_certificado, hub_offline
 
-__all__ = ["carregar_llama", "ler_config", "conferir_config", "TUCANO", "ModeloIndisponivel",
-           "parametros_do_config"]
+__all__ = ["carregar_llama", "ler_config", "conferir_config", "TUCANO", "parametros_do_config"]
 
 TUCANO = "TucanoBR/Tucano-160m"
 LICAO_13 = "lab/13_tucano.py"
@@ -30,14 +31,24 @@ def _comando(nome: str) -> str:
     return LICAO_13 if nome == TUCANO else f"{LICAO_13} --modelo {nome}"
 
 
-def _como_baixar(nome: str) -> str:
+def _como_baixar(nome: str, baixar_com: str | None) -> str:
+    """O que fazer quando o modelo não está no cache. Na lição 13: rodá-la com internet, ou
+    dar ao --modelo dela uma pasta com o modelo. De outro script (baixar_com: o comando que
+    baixa, como o 'lab/00_check.py --tucano'): rodá-lo com internet; uma pasta só a lição 13
+    lê (o --modelo dos outros é o do GPT-2). Com HF_HUB_OFFLINE=1, entrar na internet não
+    resolve: a variável proíbe a rede, e é preciso tirá-la antes."""
+    if baixar_com is None:
+        comando, pasta = _comando(nome), ", ou aponte --modelo para uma pasta com o modelo salvo."
+    else:
+        comando, pasta = baixar_com, (". Com o modelo salvo numa pasta, é a lição 13 que o "
+                                      f"lê: rode {LICAO_13} --modelo PASTA.")
     if hub_offline():
         return ("A variável HF_HUB_OFFLINE=1 está definida e proíbe a rede: tire-a "
                 "(PowerShell: Remove-Item Env:HF_HUB_OFFLINE; Linux/macOS: unset "
-                f"HF_HUB_OFFLINE) e rode {_comando(nome)} com internet uma vez (ele baixa o "
-                "modelo para o cache), ou aponte --modelo para uma pasta com o modelo salvo.")
-    return (f"Conecte-se à internet e rode {_comando(nome)} uma vez (ele baixa o modelo "
-            "para o cache), ou aponte --modelo para uma pasta com o modelo salvo.")
+                f"HF_HUB_OFFLINE) e rode {comando} com internet uma vez (ele baixa o "
+                f"modelo para o cache){pasta}")
+    return (f"Conecte-se à internet e rode {comando} uma vez (ele baixa o modelo "
+            f"para o cache){pasta}")
 
 
 def _eh_hub(nome: str) -> bool:
@@ -111,7 +122,7 @@ def ler_config(nome: str) -> dict | None:
 
 def _conferir_nome(nome: str) -> bool:
     """É do hub? Um nome de GPT-2 ('gpt2') ou uma pasta que não existe: ModeloIndisponivel."""
-    if nome in TAMANHOS_GPT2 or nome.startswith("openai-community/"):
+    if nome in TAMANHOS_GPT2 or nome.startswith(PREFIXO_HUB):
         raise ModeloIndisponivel(
             f"'{nome}' é um GPT-2, e {OUTRAS_LICOES['gpt2']}.\nEsta lição monta a família "
             f"Llama: use --modelo {TUCANO} (o padrão) ou outro Llama.")
@@ -143,21 +154,19 @@ def _conferir_pasta(nome: str, pasta: Path) -> None:
             "vira tokens.\nSalve também o tokenizador: tokenizador.save_pretrained(pasta).")
 
 
-def _refazer(nome: str, hub: bool) -> str:
-    if not hub:
-        return (f"Salve o modelo de novo na pasta '{nome}' (modelo.save_pretrained(pasta) e "
-                "tokenizador.save_pretrained(pasta)) ou copie-a outra vez de onde veio.")
-    return ("Apague a pasta do modelo no cache do Hugging Face (~/.cache/huggingface/hub, "
-            "no Windows %USERPROFILE%\\.cache\\huggingface\\hub) e rode "
-            f"{_comando(nome)} com internet para baixar de novo.")
+def _refazer(nome: str, hub: bool, baixar_com: str | None = None) -> str:
+    return como_refazer(nome, hub, baixar_com or _comando(nome))
 
 
-def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
+def carregar_llama(nome: str, margem: float = 1.3, base: int = 0, baixar_com: str | None = None):
     """(LlamaForCausalLM em float32, tokenizador) de um id do hub ou de uma pasta.
 
     margem, base: a memória que a lição precisa é margem x os pesos em float32 + base bytes
-    (conferida antes de carregar ou baixar, quando o config.json já está aqui)."""
+    (conferida antes de carregar ou baixar, quando o config.json já está aqui). baixar_com:
+    o comando que a mensagem manda rodar com internet para baixar o modelo, quando quem
+    carrega não é a lição 13 (o 00_check: 'lab/00_check.py --tucano')."""
     hub = _conferir_nome(nome)
+    refazer = _refazer(nome, hub, baixar_com)        # o conselho para arquivos estragados
     if not hub:
         _conferir_pasta(nome, Path(nome))
     config = ler_config(nome)
@@ -175,7 +184,7 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
                     f"'{nome}' precisa de cerca de {num((pesos * margem + base) / 2**30, 1)} "
                     f"GiB de memória e há {num(livre / 2**30, 1)} GiB livres.\nFeche outros "
                     "programas e rode de novo.")
-    transformers, hf_logging = _importar_transformers()
+    transformers, hf_logging = importar_transformers()
     hf_logging.disable_progress_bar()
     import torch
 
@@ -192,14 +201,14 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
             raise ModeloIndisponivel(
                 f"os pesos de '{nome}' não são os que o config.json descreve (ex.: "
                 f"{exemplo} {'falta' if faltam else 'sobra'}).\nCarregá-los daria pesos ao "
-                "acaso. " + _refazer(nome, hub))
+                "acaso. " + refazer)
         tokenizador = transformers.AutoTokenizer.from_pretrained(
             nome, local_files_only=so_local, trust_remote_code=False)
         return modelo, tokenizador
 
     inicio = time.perf_counter()
     try:
-        modelo, tokenizador = _do_cache_ou_do_hub(
+        modelo, tokenizador = do_cache_ou_do_hub(
             carregar, nome, hub, f"Baixando '{nome}' do Hugging Face (só na primeira vez)...")
     except ModeloIndisponivel:
         raise
@@ -207,18 +216,18 @@ def carregar_llama(nome: str, margem: float = 1.3, base: int = 0):
         texto = str(erro).lower()
         if "safetensors" in texto and ("incomplete" in texto or "header" in texto):
             raise ModeloIndisponivel(f"os pesos de '{nome}' estão incompletos ou corrompidos."
-                                     f"\n{_refazer(nome, hub)}") from None
+                                     f"\n{refazer}") from None
         if hub and certificado_recusado(erro):
             raise ModeloIndisponivel(como_resolver_certificado(nome)) from None
         if hub:
             raise ModeloIndisponivel(f"o modelo '{nome}' não está no cache deste computador e "
                                      f"não há acesso ao Hugging Face agora.\n"
-                                     f"{_como_baixar(nome)}") from None
+                                     f"{_como_baixar(nome, baixar_com)}") from None
         raise ModeloIndisponivel(f"não consegui carregar o modelo da pasta '{nome}' "
-                                 f"({type(erro).__name__}).\n{_refazer(nome, hub)}") from None
+                                 f"({type(erro).__name__}).\n{refazer}") from None
     except Exception as erro:  # noqa: BLE001 - safetensors estragado levanta tipos variados
         raise ModeloIndisponivel(f"os arquivos de '{nome}' parecem corrompidos ou incompletos "
-                                 f"({type(erro).__name__}).\n{_refazer(nome, hub)}") from None
+                                 f"({type(erro).__name__}).\n{refazer}") from None
     conferir_config(nome, modelo.config.to_dict())
     modelo.eval()
     dizer(quebrar(f"Llama carregado de {nome} em {num(time.perf_counter() - inicio, 1)} s."))

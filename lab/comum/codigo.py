@@ -10,6 +10,8 @@ from pathlib import Path
 from .caminhos import RAIZ
 from .console import dizer, inteiro, pct, plural, quebrar
 
+__all__ = ["fonte", "mostrar"]
+
 
 def fonte(objeto):
     """(arquivo, primeira linha, linhas do código) de uma peça, lidos do próprio arquivo."""

@@ -14,7 +14,7 @@ import sys
 import time
 
 __all__ = [
-    "dizer", "console", "largura", "unicode_ok", "caixa_tabela", "quebrar", "cortar",
+    "dizer", "console", "largura", "unicode_ok", "caixa_tabela", "quebrar", "cortar", "citar",
     "em_linhas", "escritor", "perguntar", "Progresso", "num", "inteiro", "cientifico",
     "tamanho", "duracao", "pct", "plural", "limite", "legivel", "token", "marca_de_corte",
     "cronometrar",

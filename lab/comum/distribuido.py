@@ -19,9 +19,11 @@ import time
 from pathlib import Path
 
 from .caminhos import PASTA_LAB
+from .console import dizer, quebrar
 from .processo import ao_interromper, ao_sinal
 
-__all__ = ["posto", "mundo", "posto_local", "principal", "so_o_principal_escreve", "iniciar",
+__all__ = ["posto", "mundo", "posto_local", "nesta_maquina", "principal",
+           "so_o_principal_escreve", "iniciar",
            "encerrar", "conferir", "media", "fatia", "paralelo", "tempo_da_media", "lancar",
            "ProcessoCaiu", "PRAZO", "queda"]
 
@@ -49,16 +51,34 @@ def posto_local() -> int:
     return int(os.environ.get("LOCAL_RANK", "0"))
 
 
+def nesta_maquina() -> int:
+    """Quantos dos processos do treino rodam nesta máquina (LOCAL_WORLD_SIZE, que o torchrun
+    põe): todos, sem a variável."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", str(mundo())))
+
+
 def principal() -> bool:
     """O posto 0: o único que escreve na tela, sorteia amostras, desenha e grava arquivos."""
     return posto() == 0
 
 
-def so_o_principal_escreve() -> None:
+_TELA = []  # a tela de verdade de um posto que abre uma máquina (o aviso do fim, em encerrar)
+
+
+def so_o_principal_escreve(aviso: str | None = None) -> None:
     """Com vários processos, os outros postos escrevem no nulo (a tela é a do posto 0); os
-    erros (stderr) continuam saindo. Sem torchrun, não faz nada."""
+    erros (stderr) continuam saindo. Sem torchrun, não faz nada.
+
+    aviso: o que o primeiro processo de cada outra máquina (LOCAL_RANK 0, RANK > 0) escreve
+    na tela dela antes de se calar, para quem olha para aquela tela não achar que travou;
+    no fim, encerrar() escreve ali uma linha a mais. Numa máquina só, ninguém escreve isso:
+    a tela é a do posto 0."""
     if principal():
         return
+    if aviso is not None and posto_local() == 0:
+        dizer(quebrar(aviso))
+        sys.stdout.flush()
+        _TELA.append(os.dup(sys.stdout.fileno()))
     sys.stdout.flush()
     nulo = os.open(os.devnull, os.O_WRONLY)
     os.dup2(nulo, sys.stdout.fileno())
@@ -89,16 +109,13 @@ def iniciar(dispositivo: str = "cpu", prazo: float = PRAZO):
     return aparelho
 
 
-def conferir(lote: int, dispositivo: str) -> None:
+def conferir(lote: int) -> None:
     """O que um treino em vários processos não aceita, conferido antes de entrar no grupo:
-    o MPS (o grupo é gloo, na CPU, ou nccl, na CUDA) e um lote que não se divide entre os
-    processos. É uso errado: 'erro: ...' e a saída 2. Sem torchrun, tudo vale."""
+    um lote que não se divide entre os processos (o dispositivo, comum/dispositivo.py confere
+    com escolher). É uso errado: 'erro: ...' e a saída 2. Sem torchrun, tudo vale."""
     from .opcoes import uso_errado
 
     n = mundo()
-    if n > 1 and dispositivo == "mps":
-        uso_errado(f"--dispositivo mps: o treino em {n} processos usa gloo (CPU) ou nccl "
-                   "(CUDA); use --dispositivo cpu")
     if lote % n:
         uso_errado(f"--lote {lote} não se divide entre os {n} processos do torchrun: cada um "
                    f"treina a mesma fatia do lote (exemplo: --lote {n * max(1, lote // n)})")
@@ -125,6 +142,10 @@ def encerrar(codigo: int = 0) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     if not principal():
+        for tela in _TELA:
+            fim = "terminou" if codigo == 0 else f"parou (saída {codigo})"
+            os.write(tela, f"Processo {posto()} de {mundo()}: {fim}.\n".encode(
+                sys.stdout.encoding or "utf-8", "replace"))
         loja.set(f"lab/saiu/{posto()}", "1")
         os._exit(codigo)
     try:

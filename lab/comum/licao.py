@@ -36,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import desafio
 from .caminhos import PASTA_LAB, RAIZ
 from .console import (cano_fechado, console, cortar, dizer, largura, num, perguntar, plural,
                       preparar_saida, quebrar)
@@ -105,6 +106,8 @@ def limpar_tela() -> None:
 # ---------------------------------------------------------------- lição e experimentos
 class Licao:
     """Descreve uma lição e roda seus experimentos com as convenções do lab."""
+
+    proximo_no_resumo = True    # o resumo termina com o próximo passo (dizer_o_proximo_passo)
 
     def __init__(self, numero: str, titulo: str, experimentos, usa_gpt2=(), opcoes=(),
                  rotulo: str = "Experimento", modulo: str = "__main__",
@@ -177,8 +180,8 @@ class Licao:
         instalar_ctrl_c()
         prog = f"lab/{Path(sys.argv[0]).name}" if sys.argv and sys.argv[0] else "lab"
         p = criar_parser(prog, f"Lição {self.numero} · {self.titulo}", self.titulos,
-                         self.opcoes, com_modelo=bool(self.usa_gpt2),
-                         modelo_padrao=self.modelo_padrao)
+                         [*self.opcoes, desafio.opcoes(self.numero)],
+                         com_modelo=bool(self.usa_gpt2), modelo_padrao=self.modelo_padrao)
         self.args = p.parse_args(argv)
         if self.args.lista:
             dizer(f"Lição {self.numero} · {self.titulo}")
@@ -191,6 +194,7 @@ class Licao:
                 p.error(f"--so: não há experimento {', '.join(map(str, fora))} "
                         f"(há de 1 a {len(self.titulos)})")
         dizer(f"Lição {self.numero} · {self.titulo}")
+        desafio.despachar(self.numero, self.args, p)   # --desafio roda o desafio e sai
         dizer("(carregando o PyTorch...)")
         return self.args
 
@@ -255,6 +259,7 @@ class Licao:
     def rodar(self, funcoes: dict | None = None) -> int:
         """Roda os experimentos escolhidos (--so) em ordem; devolve o código de saída."""
         funcoes = funcoes or self.funcoes
+        self._com_o_seu()
         escolhidos = [(k, t) for k, t in enumerate(self.titulos, 1)
                       if not self.args.so or k in self.args.so]
         n = len(self.titulos)
@@ -274,6 +279,15 @@ class Licao:
         except BrokenPipeError:
             cano_fechado()
         return self._resumo(len(escolhidos))
+
+    def _com_o_seu(self):
+        """--com-o-seu com o número desta lição: a peça do aluno no lugar da que este
+        arquivo acabou de definir (as lições importadas já trocaram as suas em
+        importar_licao)."""
+        modulo = sys.modules.get(self.modulo)
+        arquivo = getattr(modulo, "__file__", None)
+        if arquivo:
+            desafio.substituir(Path(arquivo).stem, modulo)
 
     def _rodar_um(self, funcoes, k, titulo, n, limpo=False):
         """Roda o experimento k; r + Enter numa pausa dentro dele o roda de novo."""
@@ -378,6 +392,14 @@ class Licao:
         if self.falhos:
             dizer(quebrar(f"Corrija o que falhou ({self._onde_ler()}) e rode de novo."))
             return 1
+        if self.proximo_no_resumo:
+            self.dizer_o_proximo_passo()
+        return 1 if self.pulados else 0
+
+    def dizer_o_proximo_passo(self) -> None:
+        """A linha "Próximo passo: a lição seguinte" (ou, na última, o fim do curso), no resumo;
+        uma lição com proximo_no_resumo = False (a 00, que só aponta a lição 01 depois do
+        "Pronto") o chama ela mesma."""
         script, apostila, escrevendo = proxima_licao(self.numero)
         if script:
             dizer(quebrar(f"Próximo passo: {script} (leia {apostila})."))
@@ -385,7 +407,6 @@ class Licao:
             dizer(f"(a lição {escrevendo} ainda está sendo escrita)")
         if not script and not self.args.so:   # a última lição, rodada inteira
             self._fechar_curso()
-        return 1 if self.pulados else 0
 
     def _onde_ler(self) -> str:
         """O que a mensagem acima de uma falha diz: o arquivo e a linha (um erro no código)
@@ -403,15 +424,19 @@ class Licao:
     def _fechar_curso(self) -> None:
         """A última lição que existe em lab/ não tem "Próximo passo": fecha o curso e aponta
         para a seção FIM_DO_CURSO da apostila dela (uma lição nova depois dela leva o fim
-        junto, sem mexer em nenhuma outra)."""
+        junto, sem mexer em nenhuma outra). Com um experimento pulado, o fim não diz que o
+        aluno viu o que não rodou: diz o que falta."""
         arquivos = sorted(PASTA_LAB.glob(f"{self.numero}_*.py"))
         apostila = f"apostilas/{arquivos[0].stem}.md" if arquivos else "apostilas/README.md"
         dizer()
         dizer(quebrar(f"Fim do curso. Da lição 00 à {self.numero} você montou, mediu e treinou "
                       "um Transformer peça por peça: tokens, embeddings, atenção, o bloco, o "
                       "GPT-2 inteiro, a geração com cache KV, o bloco moderno, as leis de "
-                      "escala, um GPT seu e os circuitos que copiam, e viu as mesmas peças "
-                      "rodarem um modelo de verdade."))
+                      "escala, um GPT seu e os circuitos que copiam"
+                      + (". Falta ver as mesmas peças rodarem um modelo de verdade: os "
+                         "experimentos pulados acima dizem o que fazer, e depois é rodar esta "
+                         "lição de novo." if self.pulados else
+                         ", e viu as mesmas peças rodarem um modelo de verdade.")))
         dizer(quebrar(f"Para onde ir depois: {apostila}, seção \"{FIM_DO_CURSO}\"."))
 
 # ---------------------------------------------------------------- a lição seguinte
@@ -447,4 +472,5 @@ def importar_licao(nome: str):
     modulo = importlib.util.module_from_spec(spec)
     sys.modules[modulo_nome] = modulo
     spec.loader.exec_module(modulo)
+    desafio.substituir(nome, modulo)       # --com-o-seu: a peça do aluno no lugar da lição
     return modulo

@@ -7,6 +7,7 @@ ferramenta que importe o encanamento, vê as mensagens em português."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -18,7 +19,7 @@ from .console import comando, largura, quebrar
 
 __all__ = ["opcao", "inteiro_entre", "real_entre", "lista_de_inteiros", "texto_utf8",
            "arquivo_de_texto", "no_maximo", "criar_parser", "uso_errado", "para_ajuda",
-           "SEMENTE_MAXIMA"]
+           "SEMENTE_MAXIMA", "aponta_um_gpt2"]
 
 SEMENTE_MAXIMA = 2**31 - 1  # lições somam à semente (semente + 1000...): longe de 2**32
 
@@ -290,6 +291,18 @@ def opcao(nome: str, tipo=None, padrao=None, ajuda: str = "", metavar: str | Non
     return acrescentar
 
 
+def aponta_um_gpt2(nome: str) -> bool:
+    """O nome é de um GPT-2: um dos do hub ('gpt2', 'gpt2-xl', 'openai-community/gpt2'...) ou
+    uma pasta cujo config.json diz model_type 'gpt2'."""
+    if re.fullmatch(r"(openai-community/)?(distil)?gpt2(-medium|-large|-xl)?", nome):
+        return True
+    try:
+        config = json.loads((Path(nome) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("model_type") == "gpt2"
+
+
 def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
                  com_modelo: bool = True, modelo_padrao: str | None = None
                  ) -> argparse.ArgumentParser:
@@ -315,10 +328,15 @@ def criar_parser(prog: str, descricao: str, titulos, opcoes=(),
                    "e antes de cada tabela ou gráfico que rolaria a tela, diz o que vem "
                    "e limpa a tela; r + Enter repete o experimento (só num terminal)")
     if modelo_padrao:
+        # O LAB_MODELO das lições do GPT-2 não vale aqui quando aponta um GPT-2 (a lição
+        # diz por quê: args.modelo_do_ambiente = (valor, ignorado?)).
+        ambiente = os.environ.get("LAB_MODELO") or None
+        ignorado = bool(ambiente) and aponta_um_gpt2(ambiente)
         p.add_argument("--modelo", metavar="NOME_OU_PASTA",
-                       default=os.environ.get("LAB_MODELO") or modelo_padrao,
+                       default=ambiente if ambiente and not ignorado else modelo_padrao,
                        help="modelo da família Llama a carregar: um id do hub ou uma pasta "
-                       f"local (padrão: $LAB_MODELO ou {modelo_padrao})")
+                       f"local (padrão: $LAB_MODELO, se não for um GPT-2, ou {modelo_padrao})")
+        p.set_defaults(modelo_do_ambiente=(ambiente, ignorado) if ambiente else None)
     else:
         p.add_argument("--modelo", metavar="NOME_OU_PASTA",
                        default=os.environ.get("LAB_MODELO") or "gpt2",

@@ -41,10 +41,12 @@ class Adam:
     def step(self):
         import torch
 
+        vivos = [i for i, p in enumerate(self.parametros) if p.grad is not None]
+        if not vivos:         # nenhum gradiente (um zero_grad fora do lugar): nada a fazer,
+            return            # como no torch.optim (o _foreach_ quebraria numa lista vazia)
         self.t += 1
         correcao1 = 1 - self.b1 ** self.t
         raiz_correcao2 = math.sqrt(1 - self.b2 ** self.t)
-        vivos = [i for i, p in enumerate(self.parametros) if p.grad is not None]
         ps = [self.parametros[i] for i in vivos]
         gs = [p.grad for p in ps]
         ms = [self.m[i] for i in vivos]

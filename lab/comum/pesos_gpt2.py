@@ -1,4 +1,4 @@
-"""Os pesos do GPT-2 entre o transformers e o nosso modelo, e o que as lições fazem com eles.
+"""Os pesos do GPT-2 entre o transformers e o nosso modelo.
 
 - A transposição das Conv1D, nos dois sentidos: o transformers guarda c_attn, c_fc e os
   dois c_proj como Conv1D, com o peso em (entrada, saída); nn.Linear guarda (saída,
@@ -8,23 +8,17 @@
 - exportar: o inverso do carregamento, o nosso GPT2 gravado numa pasta do transformers
   (GPT2LMHeadModel em safetensors, com um tokenizador de caracteres), que carregar_gpt2 lê
   de volta (lições 04, 05, 07 e 11 com --modelo PASTA); devolve a diferença dos logits.
-- contar(modulo): os parâmetros distintos (o peso amarrado conta uma vez só).
-- O nosso GPT2 montado sobre os pesos carregados, uma vez por execução (modelos), o --texto
-  em ids (tokenizar) e a tolerância do float32 ao comparar logits (confere): as lições 06
-  e 07 usam os três.
+
+O nosso GPT2 montado sobre os pesos carregados, o --texto em ids, contar e conferir os
+logits moram em montagem.py (valem também para o Llama da lição 13).
 
 Nada aqui importa o torch no topo: a primeira linha de uma lição sai antes dele.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from .console import dizer, num
-from .erros import ExperimentoPulado
-
-__all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "exportar", "contar", "modelos",
-           "montar_nosso", "tokenizar", "confere", "TOLERANCIA", "FOLGA", "BASE"]
+__all__ = ["CONV1D", "para_o_nosso", "para_o_transformers", "exportar"]
 
 # ---------------------------------------------------------------- a transposição das Conv1D
 CONV1D = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
@@ -89,55 +83,3 @@ def exportar(modelo, tok, config, pasta) -> float:
         if arquivo.is_file():
             os.chmod(arquivo, 0o666 & ~mascara)
     return diferenca
-
-
-# ---------------------------------------------------------------- contar parâmetros
-def contar(modulo) -> int:
-    """Parâmetros distintos: parameters() já conta o peso amarrado uma vez só."""
-    return sum(p.numel() for p in modulo.parameters())
-
-
-# ---------------------------------------------------------------- o nosso GPT2 sobre o GPT-2
-TOLERANCIA = 1e-4
-# Memória que a lição usa: UMA cópia dos pesos (o nosso GPT2 divide a do transformers), mais
-# o Python com PyTorch e transformers importados e as ativações, uns 0,45 GiB em qualquer
-# tamanho (ferramentas/benchmark.py --tamanhos: pico de 0,90 GiB no gpt2, 1,77 no medium,
-# 3,33 no large: 1,94x, 1,34x e 1,16x os pesos).
-BASE = 2**29                                           # 0,5 GiB
-FOLGA = 1.1                                            # +10 % sobre os pesos
-
-
-def montar_nosso(hf, nosso_gpt2):
-    """Nosso GPT2 sobre os pesos de `hf` (nenhuma cópia: não precisa de memória a mais);
-    nosso_gpt2 é a peça da lição 06 que o monta."""
-    inicio = time.perf_counter()
-    nosso = nosso_gpt2(hf)
-    dizer(f"(nosso GPT2 montado sobre os pesos do transformers, sem cópia: "
-          f"{num(time.perf_counter() - inicio, 2)} s)")
-    return nosso
-
-
-def modelos(licao, nosso_gpt2):
-    """(nosso GPT2, modelo do transformers, tokenizador), montados uma vez por execução."""
-    hf, tokenizador = licao.gpt2(margem=FOLGA, base=BASE)
-    return licao.uma_vez("nosso GPT2", lambda: montar_nosso(hf, nosso_gpt2)), hf, tokenizador
-
-
-def tokenizar(licao, tokenizador, posicoes, reserva=0):
-    """(--texto, ids (1, T)); um '<|endoftext|>' digitado é texto (7 tokens comuns, como no
-    codificador da OpenAI e na lição 01), não o token especial que só o programa põe."""
-    texto = licao.args.texto
-    ids = tokenizador(texto, return_tensors="pt", split_special_tokens=True)["input_ids"]  # (1, T)
-    if ids.shape[1] == 0:
-        raise ExperimentoPulado("o --texto está vazio: escreva uma frase.")
-    if ids.shape[1] + reserva > posicoes:
-        raise ExperimentoPulado(
-            f"o --texto tem {ids.shape[1]} tokens; este modelo aceita até "
-            f"{posicoes - reserva} aqui. Use uma frase mais curta.")
-    return texto, ids
-
-
-def confere(delta, escala, tolerancia=TOLERANCIA) -> bool:
-    """float32 guarda uns 7 algarismos: logits perto de 100 já erram na casa de 1e-5.
-    Tolerância: 1e-4 vezes o maior |logit| (ou 1e-4 absoluto, se os logits forem < 1)."""
-    return delta <= tolerancia * max(1.0, escala)

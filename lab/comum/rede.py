@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["rede_disponivel", "confiar_nos_certificados_do_sistema", "certificado_recusado",
-           "certificado_do_hub_recusado", "como_resolver_certificado"]
+__all__ = ["hub_offline", "rede_disponivel", "confiar_nos_certificados_do_sistema",
+           "certificado_recusado", "certificado_do_hub_recusado", "como_resolver_certificado"]
 
 
 def _com_proxy() -> bool:

@@ -2,13 +2,15 @@
 importados (uns 5 a 9 s de CPU a menos por execução), cada lição num processo-filho novo.
 
 O servidor é um processo Python começado com o mesmo ambiente que a lição teria (as
-variáveis que contam na partida: PYTHONIOENCODING, as de kernel e de threads, HF_*), que
+variáveis que contam na partida: as de kernel e de threads, HF_*), que
 importa os pacotes pesados e espera pedidos. Para cada pedido ele faz fork(): o filho
 aponta os descritores 0, 1 e 2 para os arquivos do pedido (os objetos sys.stdin/stdout/
-stderr da partida continuam os mesmos, com a mesma codificação), troca o os.environ, o
+stderr da partida continuam os mesmos, na codificação do pedido), troca o os.environ, o
 sys.argv e o sys.path[0] e roda o script com runpy como `python lab/NN.py` rodaria. O pai
 do servidor nunca fez conta nenhuma no torch (só importou): o filho começa as threads de
-conta e escolhe os kernels como um processo novo.
+conta e escolhe os kernels como um processo novo. Um servidor serve qualquer
+PYTHONIOENCODING sem ":" (cp1252, utf-8): o filho troca a codificação dos três fluxos
+(reconfigure, antes de qualquer leitura ou escrita), o que o Python faria na partida.
 
 O que NÃO passa por aqui (a regra está em tests/apoio/sessao.py): a primeira linha antes do
 torch, Ctrl+C, tmux, entrada pelo stdin, --help/--lista/--pausa, o 00_check, variáveis
@@ -93,6 +95,22 @@ def _executar(script: str, codigo_c: str | None = None) -> int:
     return codigo
 
 
+def codificacao_trocavel(valor: str | None) -> bool:
+    """PYTHONIOENCODING que o filho sabe trocar: só a codificação, sem ":erros" (com ela, o
+    Python muda também o tratamento de erros de cada fluxo)."""
+    return bool(valor) and ":" not in valor
+
+
+def _trocar_codificacao(valor: str | None) -> None:
+    """Os fluxos padrão como o Python os abriria com PYTHONIOENCODING=valor (a mesma
+    codificação nos três; os erros, os da partida: strict no stdin e no stdout,
+    backslashreplace no stderr, que reconfigure mantém)."""
+    if valor == os.environ.get("PYTHONIOENCODING") or not codificacao_trocavel(valor):
+        return
+    for fluxo in (sys.stdin, sys.stdout, sys.stderr):
+        fluxo.reconfigure(encoding=valor)
+
+
 def _filho(pedido: dict, fechar: tuple[int, ...]) -> None:
     codigo = 1
     try:
@@ -100,6 +118,7 @@ def _filho(pedido: dict, fechar: tuple[int, ...]) -> None:
             os.close(fd)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.chdir(pedido["cwd"])
+        _trocar_codificacao(pedido["env"].get("PYTHONIOENCODING"))   # antes do environ novo
         os.environ.clear()
         os.environ.update(pedido["env"])
         for fd, caminho, modo in ((0, pedido["entrada"], os.O_RDONLY),

@@ -1,17 +1,56 @@
 """O que uma sessão de testes compartilha entre arquivos e processos do pytest-xdist.
 
+Esta docstring é o lugar das regras do cache da sessão; tests/conftest.py e tests/README.md
+apontam para cá.
+
 Tudo mora numa pasta da sessão (a pasta temporária comum aos processos do xdist, ou a da
 sessão sem xdist; os pytest filhos de tests/test_cpus.py herdam a mesma pela variável
 LAB_TESTES_COMPARTILHADO). Cada coisa é calculada por quem chega primeiro, atrás de uma
 trava de arquivo (filelock), e lida do disco pelos outros:
 
-- rodar(): a execução de uma lição, guardada pela chave script + argumentos + ambiente +
-  entrada + código do lab + (tamanho, data) de cada arquivo ou pasta citados nos
-  argumentos ou no ambiente; a regra de quando NÃO guardar está em tests/conftest.py;
+- rodar() (o rodar_script() do conftest): a execução de uma lição (código de saída, stdout
+  e stderr), guardada pela chave
+    script + argumentos + o ambiente inteiro (fora as variáveis que mudam de um processo
+    do pytest para outro: PYTEST_*, LAB_TESTES_*, _ e OLDPWD) + a entrada + o código do lab
+    (codigo_do_lab: lab/*.py, lab/comum/, lab/desafios/, lab/dados/ e lab/html/) + o (tamanho, data) de
+    cada arquivo e de cada pasta (até dois níveis) citados por caminho absoluto nos
+    argumentos ou nos valores do env= (um modelo copiado e depois estragado pelo teste
+    muda a chave);
 - compartilhado(chave, funcao): um resultado qualquer (pickle), como um treino que vários
-  testes usam;
-- pasta_de_modelo(nome, construir): uma pasta (um GPT-2 de teste) montada uma vez, no
-  mesmo caminho para todos.
+  testes usam; a chave soma o código do lab e as variáveis de kernel e de threads;
+- pasta_de_modelo(nome, construir) (o modelo_compartilhado do conftest): uma pasta (um
+  GPT-2 ou um Llama de teste) montada uma vez, no mesmo caminho para todos;
+- pasta_da_sessao(nome): uma pasta vazia comum a todos.
+
+Quando a execução guardada vale:
+
+- guarda-se o que é saída determinística de uma configuração: o que a lição imprime e o
+  código de saída. Um tempo medido que sai na saída é o de uma execução de verdade, lido
+  por todos os testes que pedem aquela configuração;
+- os efeitos colaterais que um teste abre (as figuras de --figuras PASTA) vêm junto só
+  porque a PASTA está na chave: uma pasta de tmp_path é de um teste só, então a chave é
+  nova e a lição roda; uma de pasta_da_sessao() é de todos, e as figuras já estão lá para
+  quem chega depois;
+- rodar_script(..., guardar=False) roda sempre um processo novo: para um teste que precisa
+  de duas execuções independentes da mesma configuração, ou que muda algo fora dos
+  argumentos e do ambiente entre uma e outra;
+- o que precisa de um processo novo por natureza não passa por rodar_script: a primeira
+  linha antes do torch (-X importtime), Ctrl+C, o tmux, o pipe do --pausa, a lição com
+  erros de test_erros (esses testes chamam o subprocess direto);
+- a cópia de uma lição que o aluno editou e um trecho de `python -c` de uma apostila
+  também não: rodam por tests/apoio/copia_do_aluno.py (rodar_sem_guardar), num filho do
+  interpretador quente e sem guardar nada (o arquivo muda de teste para teste, e a chave
+  não vê o conteúdo dele).
+
+Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py:
+o torch e o transformers já importados, a lição num fork), um servidor por ambiente de
+partida (o ambiente fora SEGURAS: LAB_MODELO, COLUMNS, NO_COLOR, LAB_TRACEBACK, LAB_DESAFIOS
+e LAB_PRAZO_DO_DESAFIO, que a lição só lê depois; e a codificação de PYTHONIOENCODING, que o
+filho troca nos fluxos), até MAX_SERVIDORES (o menos usado sai). Num processo novo, sempre: um script que não é uma
+lição lab/NN_*.py, 00_check (ela mede a própria partida), --help, -h, --lista, --pausa, uma
+entrada pelo stdin, um ambiente sem PYTHONIOENCODING; e o código de saída 2 (uso errado) é
+refeito num processo novo.
+LAB_TESTES_QUENTE=0 desliga o interpretador quente.
 
 Cada execução de lição deixa uma linha em execucoes.log na pasta da sessão (guardada ou
 não, quente ou fria, segundos de CPU): é como se conta quantas lições a suíte rodou.
@@ -73,11 +112,12 @@ def _gravar(destino: Path, dados: bytes) -> None:
 # ------------------------------------------------------------------ chaves
 @functools.lru_cache(maxsize=None)
 def codigo_do_lab() -> str:
-    """Hash de lab/*.py, do encanamento (lab/comum/), dos dados das lições (lab/dados/) e
-    das fontes das páginas (lab/html/): uma lição ou um módulo editado no meio da sessão
-    não reusa nada velho."""
+    """Hash de lab/*.py, do encanamento (lab/comum/), dos desafios (lab/desafios/), dos
+    dados das lições (lab/dados/) e das fontes das páginas (lab/html/): uma lição ou um
+    módulo editado no meio da sessão não reusa nada velho."""
     h = hashlib.sha256()
     arquivos = (sorted((RAIZ / "lab").glob("*.py")) + sorted((RAIZ / "lab" / "comum").glob("*.py"))
+                + sorted((RAIZ / "lab" / "desafios").glob("*.py"))
                 + sorted((RAIZ / "lab" / "dados").glob("*"))
                 + sorted((RAIZ / "lab" / "html").glob("*")))     # as páginas que as lições gravam
     for arquivo in arquivos:
@@ -117,9 +157,10 @@ def _hash(*partes) -> str:
 
 # ------------------------------------------------------------------ compartilhado
 _MEMORIA: dict = {}
+OCUPADO = object()          # compartilhado(..., esperar=False): outro processo está calculando
 
 
-def compartilhado(chave: str, funcao):
+def compartilhado(chave: str, funcao, esperar: bool = True):
     """funcao(), calculada uma vez na sessão inteira (todos os arquivos e processos).
 
     chave: um texto que diz tudo de que o resultado depende além do código do lab (que
@@ -128,7 +169,10 @@ def compartilhado(chave: str, funcao):
         compartilhado("05 treinar_pilha pre_ln=False semente=8 passos=40 lr=1e-3",
                       lambda: L05.treinar_pilha(False, 8, passos=40, lr=1e-3))
     O resultado vai em pickle (tensores, listas, dicionários) e não deve ser modificado
-    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto)."""
+    por quem o recebe (no mesmo processo, todos recebem o mesmo objeto).
+
+    esperar=False: se outro processo está calculando essa chave agora, devolve OCUPADO em
+    vez de esperar por ele (para quem pede várias chaves e pode começar por outra)."""
     h = _hash("compartilhado", chave, codigo_do_lab(), ambiente_numerico())
     if h in _MEMORIA:
         return _MEMORIA[h]
@@ -136,14 +180,23 @@ def compartilhado(chave: str, funcao):
     if base is None:
         valor = funcao()
     else:
+        from filelock import Timeout
+
         destino = base / "calculos" / f"{h}.pickle"
         destino.parent.mkdir(exist_ok=True)
-        with _trava(destino):
+        trava = _trava(destino)
+        try:
+            trava.acquire(timeout=-1 if esperar else 0)
+        except Timeout:
+            return OCUPADO
+        try:
             if destino.exists():
                 valor = pickle.loads(destino.read_bytes())
             else:
                 valor = funcao()
                 _gravar(destino, pickle.dumps(valor))
+        finally:
+            trava.release()
     _MEMORIA[h] = valor
     return valor
 
@@ -188,32 +241,37 @@ def _volatil(nome: str) -> bool:
 
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
-SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR"}
+SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_TRACEBACK", "LAB_DESAFIOS",
+           "LAB_PRAZO_DO_DESAFIO"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
 _INDISPONIVEIS: dict = {}
 # Cada servidor tem uns 340 MB residentes (boa parte, as bibliotecas do torch, dividida com
-# os outros processos). Um processo da suíte pede uns 8 ambientes de partida: a base em
-# cp1252 e em UTF-8, as 4 variantes de CPU do test_apostilas e uns poucos de um teste só;
-# com 6, a suíte fechava e reabria 5 servidores (2,8 s de CPU cada).
+# os outros processos) e custa uns 4 s de CPU para subir. Um processo da suíte pede uns
+# 4 ambientes de partida (a base, que serve o cp1252 e o UTF-8, e uns poucos de um teste
+# só); quando eram 8 (as variantes de CPU do test_apostilas rodavam aqui), um limite de 6
+# fazia a suíte fechar e reabrir 5 servidores.
 MAX_SERVIDORES = 8
 
 
 def _servidor(ambiente: dict):
-    """O servidor quente para o ambiente de partida de `ambiente` (ou None)."""
+    """O servidor quente para o ambiente de partida de `ambiente` (ou None). A codificação
+    (PYTHONIOENCODING sem ":") não entra na chave: o filho do servidor a troca
+    (licao_quente._trocar_codificacao), e um servidor serve o cp1252 e o utf-8."""
     if os.environ.get(VARIAVEL_QUENTE, "1") == "0" or not hasattr(os, "fork"):
         return None
+    import licao_quente
+
     partida = {k: v for k, v in ambiente.items() if k not in SEGURAS}
-    chave = _hash({k: v for k, v in partida.items() if not _volatil(k)})
+    chave = _hash({k: v for k, v in partida.items() if not _volatil(k) and not (
+        k == "PYTHONIOENCODING" and licao_quente.codificacao_trocavel(v))})
     if chave in _INDISPONIVEIS:
         return None
     servidor = _SERVIDORES.pop(chave, None)
     if servidor is not None and not servidor.vivo():
         servidor = None
     if servidor is None:
-        import licao_quente
-
         while len(_SERVIDORES) >= MAX_SERVIDORES:   # o menos usado recentemente sai
             _SERVIDORES.pop(next(iter(_SERVIDORES))).fechar()
             _registrar({"evento": "servidor fechado (o menos usado)"})
