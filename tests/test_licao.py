@@ -317,7 +317,7 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
         return " ".join(capsys.readouterr().out.split())
 
     saida = rodar("11")
-    assert "Fim do curso. Da lição 00 à 11" in saida and "Próximo passo" not in saida
+    assert "Fim do curso. As lições 00 a 11" in saida and "Próximo passo" not in saida
     assert f'apostilas/11_inducao.md, seção "{licao.FIM_DO_CURSO}"' in saida
     (lab / "13_tucano.py").write_text("")
     saida = rodar("11")
@@ -331,8 +331,7 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     assert "Próximo passo: lab/13_tucano.py (leia apostilas/13_tucano.md)." in saida
     assert "sendo escrita" not in saida and "Fim do curso" not in saida
     saida = rodar("13")
-    assert "Fim do curso. Da lição 00 à 13" in saida
-    assert "e viu as mesmas peças rodarem um modelo de verdade." in saida
+    assert "Fim do curso. As lições 00 a 13" in saida and "pulados" not in saida
     assert f'apostilas/13_tucano.md, seção "{licao.FIM_DO_CURSO}"' in saida
     assert "Fim do curso" not in rodar("13", "--so", "1")        # só a lição inteira
     (lab / "14_corrida.py").write_text("")                         # a 14, opcional, fecha
@@ -340,13 +339,13 @@ def test_a_ultima_licao_que_existe_fecha_o_curso(tmp_path, monkeypatch, capsys):
     assert "Próximo passo: lab/14_corrida.py (leia apostilas/14_corrida.md)." in saida
     assert "Fim do curso" not in saida
     saida = rodar("14")
-    assert "Fim do curso. Da lição 00 à 14" in saida and "Próximo passo" not in saida
+    assert "Fim do curso. As lições 00 a 14" in saida and "Próximo passo" not in saida
     assert f'apostilas/14_corrida.md, seção "{licao.FIM_DO_CURSO}"' in saida
 
 
 def test_o_fim_do_curso_nao_diz_que_o_aluno_viu_o_que_foi_pulado(tmp_path, monkeypatch, capsys):
     """A última lição com um experimento pulado (sem o modelo, por exemplo) fecha o curso
-    sem dizer que o aluno viu as peças rodarem um modelo de verdade: diz o que falta."""
+    falando do que as lições cobrem, não do que o aluno viu, e diz o que falta nela."""
     lab = tmp_path / "lab"
     lab.mkdir()
     (lab / "13_tucano.py").write_text("")
@@ -359,8 +358,8 @@ def test_o_fim_do_curso_nao_diz_que_o_aluno_viu_o_que_foi_pulado(tmp_path, monke
     li.args = licao.criar_parser("x", "x", li.titulos).parse_args([])
     assert li.rodar({1: lambda _: None, 2: pulado}) == 1
     saida = " ".join(capsys.readouterr().out.split())
-    assert "Fim do curso. Da lição 00 à 13" in saida and "viu as mesmas peças" not in saida
-    assert "Falta ver as mesmas peças rodarem um modelo de verdade" in saida
+    assert "Fim do curso. As lições 00 a 13" in saida and "viu" not in saida
+    assert "Nesta lição, os experimentos pulados acima dizem o que falta" in saida
 
 
 def test_no_lab_o_mapa_esta_inteiro():

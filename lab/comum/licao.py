@@ -424,19 +424,19 @@ class Licao:
     def _fechar_curso(self) -> None:
         """A última lição que existe em lab/ não tem "Próximo passo": fecha o curso e aponta
         para a seção FIM_DO_CURSO da apostila dela (uma lição nova depois dela leva o fim
-        junto, sem mexer em nenhuma outra). Com um experimento pulado, o fim não diz que o
-        aluno viu o que não rodou: diz o que falta."""
+        junto, sem mexer em nenhuma outra). O fim fala do que as lições cobrem, não
+        do que o aluno viu (uma lição anterior pode ter ficado sem o modelo); com um
+        experimento pulado nesta, diz o que falta."""
         arquivos = sorted(PASTA_LAB.glob(f"{self.numero}_*.py"))
         apostila = f"apostilas/{arquivos[0].stem}.md" if arquivos else "apostilas/README.md"
         dizer()
-        dizer(quebrar(f"Fim do curso. Da lição 00 à {self.numero} você montou, mediu e treinou "
+        dizer(quebrar(f"Fim do curso. As lições 00 a {self.numero} montaram, mediram e treinaram "
                       "um Transformer peça por peça: tokens, embeddings, atenção, o bloco, o "
                       "GPT-2 inteiro, a geração com cache KV, o bloco moderno, as leis de "
-                      "escala, um GPT seu e os circuitos que copiam"
-                      + (". Falta ver as mesmas peças rodarem um modelo de verdade: os "
-                         "experimentos pulados acima dizem o que fazer, e depois é rodar esta "
-                         "lição de novo." if self.pulados else
-                         ", e viu as mesmas peças rodarem um modelo de verdade.")))
+                      "escala, um GPT seu, os circuitos que copiam e as mesmas peças num modelo "
+                      "de verdade."
+                      + (" Nesta lição, os experimentos pulados acima dizem o que falta; feito "
+                         "isso, rode-a de novo." if self.pulados else "")))
         dizer(quebrar(f"Para onde ir depois: {apostila}, seção \"{FIM_DO_CURSO}\"."))
 
 # ---------------------------------------------------------------- a lição seguinte
