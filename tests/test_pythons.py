@@ -7,12 +7,16 @@ instalação e por lab/00_check.py, dita no README, e conferida no índice do pi
 - o `.venv-setup.ps1` tem a mesma regra (sem PowerShell aqui: test_ps1.py confere a sintaxe,
   e este arquivo, que ele lê a mesma linha e não tem outra faixa escrita);
 - com rede até o índice do pip, cada pacote fixado tem versão para cada Python da faixa no
-  Windows x64, no macOS arm64 e no Linux x64 (o resolvedor do pip em --dry-run: nada é
-  baixado), e a faixa não cabe um Python a mais de cada lado (o que os scripts dizem do 3.10 e
-  do 3.15 é verdade). Sem rede, esses testes pulam e dizem por quê.
+  Windows x64, no macOS arm64 e no Linux x64, e a faixa não cabe um Python a mais de cada lado
+  (o que os scripts dizem do 3.10 e do 3.15 é verdade). A conferência lê a lista de arquivos do
+  índice (a API simples em JSON, PEP 691) e aceita uma roda pelos rótulos que o `packaging`
+  gera para aquele Python e aquela plataforma, a mesma regra do pip; o resolvedor do pip em
+  --dry-run (nada é instalado) confirma dois casos, um que serve e um que não. Sem rede, esses
+  testes pulam e dizem por quê.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -285,7 +289,7 @@ def _sem_rede() -> str | None:
 
 def _pip_dry_run(pacotes: dict[str, str], menor: int, rotulos: list[str],
                  destino: Path) -> tuple[bool, str]:
-    """O resolvedor do pip, sem baixar nada: todo pacote tem roda para esse Python e essa
+    """O resolvedor do pip, sem instalar nada: todo pacote tem roda para esse Python e essa
     plataforma? (True, "") ou (False, o pacote que faltou, pela mensagem do pip)."""
     args = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps",
             "--only-binary=:all:", "--ignore-installed", "--target", str(destino),
@@ -305,49 +309,75 @@ def _pip_dry_run(pacotes: dict[str, str], menor: int, rotulos: list[str],
     return False, (achado[1].lower() if achado else "?: " + r.stderr[-300:])
 
 
-def _sdist_serve(nome: str, versao: str, menor: int) -> bool:
-    """O índice tem o sdist nome==versao e o Requires-Python dele aceita o 3.<menor>? (A
-    API simples do índice em JSON, PEP 691: a mesma lista de arquivos que o pip lê.)"""
-    from packaging.specifiers import SpecifierSet
-
+@functools.lru_cache(maxsize=None)
+def _arquivos(nome: str) -> tuple[dict, ...]:
+    """A lista de arquivos do pacote no índice (a API simples em JSON, PEP 691: a mesma lista
+    que o pip lê), uma vez por sessão."""
     pedido = urllib.request.Request(f"{INDICE}/simple/{nome}/",
                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(pedido, timeout=30) as resposta:
-        arquivos = json.load(resposta)["files"]
-    for arquivo in arquivos:
-        if arquivo["filename"] in (f"{nome}-{versao}.tar.gz", f"{nome}-{versao}.zip"):
-            pede = arquivo.get("requires-python") or ""
-            return not pede or f"3.{menor}" in SpecifierSet(pede)
+    with urllib.request.urlopen(pedido, timeout=60) as resposta:
+        return tuple(json.load(resposta)["files"])
+
+
+def _aceita_o_python(arquivo: dict, menor: int) -> bool:
+    from packaging.specifiers import SpecifierSet
+
+    pede = arquivo.get("requires-python") or ""
+    return not pede or f"3.{menor}" in SpecifierSet(pede)
+
+
+def _rotulos_aceitos(menor: int, plataformas: tuple[str, ...]) -> frozenset:
+    """Os rótulos de roda que o pip aceita com --python-version 3.<menor> e essas
+    --platform: os mesmos geradores do packaging que o pip usa (cpython_tags e
+    compatible_tags)."""
+    from packaging import tags
+
+    versao = (3, menor)
+    return frozenset([*tags.cpython_tags(versao, platforms=plataformas),
+                      *tags.compatible_tags(versao, f"cp3{menor}", plataformas)])
+
+
+def _tem_roda(nome: str, versao: str, menor: int, rotulos: list[str]) -> bool:
+    """O índice tem uma roda de nome==versao que esse Python, nessa plataforma, instala?"""
+    from packaging.utils import parse_wheel_filename
+    from packaging.version import Version
+
+    aceitos = _rotulos_aceitos(menor, tuple(rotulos))
+    for arquivo in _arquivos(nome):
+        if not arquivo["filename"].endswith(".whl"):
+            continue
+        _, v, _, rotulos_da_roda = parse_wheel_filename(arquivo["filename"])
+        if v == Version(versao) and rotulos_da_roda & aceitos and _aceita_o_python(arquivo, menor):
+            return True
     return False
 
 
-def sem_versao(texto_requisitos: str, pythons, destino: Path, todos: bool = True,
+def _sdist_serve(nome: str, versao: str, menor: int) -> bool:
+    """O índice tem o sdist nome==versao e o Requires-Python dele aceita o 3.<menor>?"""
+    return any(arquivo["filename"] in (f"{nome}-{versao}.tar.gz", f"{nome}-{versao}.zip")
+               and _aceita_o_python(arquivo, menor) for arquivo in _arquivos(nome))
+
+
+def sem_versao(texto_requisitos: str, pythons, todos: bool = True,
                plataformas=tuple(PLATAFORMAS)) -> dict[tuple[int, str], list]:
     """{(menor, plataforma): [pacotes sem versão]} para cada Python 3.<menor> pedido, em
     cada plataforma. todos=False: para no primeiro que falta (basta saber que não serve)."""
     pacotes = fixados(texto_requisitos)
-    puros = {n: v for n, v in pacotes.items() if n in PYTHON_PURO_SO_SDIST}
-    com_roda = {n: v for n, v in pacotes.items() if n not in puros}
-
-    def conferir(caso):
-        menor, plataforma = caso
-        faltam, restantes = [], dict(com_roda)
-        while restantes:  # tira o que faltou e pergunta de novo: todos os que faltam
-            ok, falta = _pip_dry_run(restantes, menor, PLATAFORMAS[plataforma],
-                                     destino / f"{menor}-{plataforma.replace(' ', '_')}")
-            if ok:
-                break
-            faltam.append(falta)
-            if falta not in restantes or not todos:
-                break
-            del restantes[falta]
-        if todos or not faltam:
-            faltam += [n for n, v in puros.items() if not _sdist_serve(n, v, menor)]
-        return caso, faltam
-
-    casos = [(m, p) for m in pythons for p in plataformas]
-    with ThreadPoolExecutor(max_workers=4) as grupo:  # espera de rede, em boa parte
-        return dict(grupo.map(conferir, casos))
+    with ThreadPoolExecutor(max_workers=8) as grupo:  # espera de rede: as listas juntas
+        list(grupo.map(_arquivos, pacotes))
+    resultado = {}
+    for menor in pythons:
+        for plataforma in plataformas:
+            faltam = []
+            for nome, versao in pacotes.items():
+                serve = (_sdist_serve(nome, versao, menor) if nome in PYTHON_PURO_SO_SDIST
+                         else _tem_roda(nome, versao, menor, PLATAFORMAS[plataforma]))
+                if not serve:
+                    faltam.append(nome)
+                    if not todos:
+                        break
+            resultado[(menor, plataforma)] = faltam
+    return resultado
 
 
 def _tabela(resultado) -> str:
@@ -367,33 +397,47 @@ def indice():
     return True
 
 
-def test_cada_pacote_tem_versao_para_cada_python_da_faixa(indice, tmp_path):
+def test_cada_pacote_tem_versao_para_cada_python_da_faixa(indice):
     texto = REQUISITOS.read_text("utf-8")
-    resultado = sem_versao(texto, range(MENOR, MAIOR + 1), tmp_path)
+    resultado = sem_versao(texto, range(MENOR, MAIOR + 1))
     print("\n" + _tabela(resultado))
     dentro = {k: v for k, v in resultado.items() if v}
     assert not dentro, "dentro da faixa, sem versão:\n" + _tabela(dentro)
 
 
-def test_a_faixa_e_justa_e_o_que_os_scripts_dizem_e_verdade(indice, tmp_path):
+def test_a_faixa_e_justa_e_o_que_os_scripts_dizem_e_verdade(indice):
     """Um Python a menos já não serve (algum pacote falta), e do de cima o PyTorch fixado
     não tem versão, em toda plataforma: o que .venv-setup.* dizem do 3.(MENOR-1) e do
     3.(MAIOR+1) ("antigo demais", "o PyTorch ... ainda não tem versão para ele")."""
     texto = REQUISITOS.read_text("utf-8")
-    abaixo = sem_versao(texto, [MENOR - 1], tmp_path / "abaixo", todos=False)
+    abaixo = sem_versao(texto, [MENOR - 1], todos=False)
     so_torch = "torch==" + fixados(texto)["torch"]
-    acima = sem_versao(so_torch, [MAIOR + 1], tmp_path / "acima")
+    acima = sem_versao(so_torch, [MAIOR + 1])
     print("\n" + _tabela({**abaixo, **acima}))
     for plataforma in PLATAFORMAS:
         assert abaixo[(MENOR - 1, plataforma)], (MENOR - 1, plataforma)
         assert acima[(MAIOR + 1, plataforma)] == ["torch"], (MAIOR + 1, plataforma)
 
 
-def test_um_pacote_sem_roda_para_a_faixa_reprova(indice, tmp_path):
+def test_um_pacote_sem_roda_para_a_faixa_reprova(indice):
     """A mesma conferência com o numpy de volta ao 1.26.4 (sem roda para o 3.13 nem o 3.14)
     ao lado de um pacote que tem: ela aponta o pacote, o Python e a plataforma."""
     texto = f"numpy==1.26.4\nrich=={fixados(REQUISITOS.read_text('utf-8'))['rich']}\n"
-    resultado = sem_versao(texto, [MAIOR], tmp_path, plataformas=["Windows x64"])
+    resultado = sem_versao(texto, [MAIOR], plataformas=["Windows x64"])
     assert resultado == {(MAIOR, "Windows x64"): ["numpy"]}, _tabela(resultado)
     linhas = [" ".join(linha.split()) for linha in _tabela(resultado).splitlines()]
     assert f"Python 3.{MAIOR} · Windows x64 sem versão: numpy" in linhas
+
+
+def test_o_pip_concorda_com_a_conferencia(indice, tmp_path):
+    """O resolvedor do pip (--dry-run, nada instalado) é o oráculo da conferência acima, num
+    caso que serve (o requirements.txt no menor Python da faixa, no Linux x64) e num que não
+    serve (o numpy 1.26.4 no maior, no Windows x64): os dois dizem o mesmo."""
+    pacotes = {n: v for n, v in fixados(REQUISITOS.read_text("utf-8")).items()
+               if n not in PYTHON_PURO_SO_SDIST}
+    linux = PLATAFORMAS["Linux x64"]
+    assert _pip_dry_run(pacotes, MENOR, linux, tmp_path / "serve") == (True, "")
+    assert all(_tem_roda(n, v, MENOR, linux) for n, v in pacotes.items())
+    windows = PLATAFORMAS["Windows x64"]
+    assert _pip_dry_run({"numpy": "1.26.4"}, MAIOR, windows, tmp_path / "nao") == (False, "numpy")
+    assert not _tem_roda("numpy", "1.26.4", MAIOR, windows)
