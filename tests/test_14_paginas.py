@@ -65,7 +65,7 @@ def esperado(saida, registros, eixo, rotulo) -> dict[str, str]:
         "parametros": f"{inteiro(primeiro['parametros'])} parâmetros.",
         "passos": f"{inteiro(primeiro['inscricao']['passos'])} passos.",
         "tokens_por_parametro": f"{c['linha.0.tokens']} tokens por parâmetro."}[eixo]
-    c["descricao"] = (f"O placar de {rotulo}: {len(bons)} inscrições e a linha de base, no "
+    c["descricao"] = (f"O placar dos registros em {rotulo}: {len(bons)} inscrições e a linha de base, no "
                       "orçamento de 200.000.000 FLOPs (ORÇAMENTO DE TESTE: fora da corrida). "
                       "Nota: bits por caractere na validação, a média das sementes 0, 1 e 2 "
                       "(menos é melhor). As contas são as de lab/14_corrida.py (leia junto: "

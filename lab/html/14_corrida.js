@@ -21,7 +21,7 @@ const EIXOS = {
 function campos({eixo}) {
   const turma = E.filter(e => !e.base).length;
   const pos = marcas(posicoes(E.map(e => e.media)));
-  const c = {descricao: `O placar de ${DADOS.pasta}: ${turma} ${turma === 1 ? "inscrição" :
+  const c = {descricao: `O placar dos registros em ${DADOS.pasta}: ${turma} ${turma === 1 ? "inscrição" :
     "inscrições"} e a linha de base, no orçamento de ${inteiro(DADOS.orcamento)} FLOPs` +
     (DADOS.oficial ? "" : " (ORÇAMENTO DE TESTE: fora da corrida)") + ". Nota: bits por " +
     "caractere na validação, a média das sementes 0, 1 e 2 (menos é melhor). As contas são " +
