@@ -41,6 +41,8 @@ import torch, torch.nn.functional
 import transformers
 from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 from transformers.models.gpt2 import modeling_gpt2
+from transformers.conversion_mapping import get_checkpoint_conversion_mapping
+get_checkpoint_conversion_mapping("gpt2")    # monta (e guarda) a tabela de renomes: 0,2 s
 """
 
 

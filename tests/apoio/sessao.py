@@ -44,12 +44,12 @@ Quando a execução guardada vale:
 
 Sem estar guardada, a execução roda num interpretador quente (tests/apoio/licao_quente.py:
 o torch e o transformers já importados, a lição num fork), um servidor por ambiente de
-partida (o ambiente fora SEGURAS: LAB_MODELO, COLUMNS, NO_COLOR, LAB_TRACEBACK, LAB_DESAFIOS
-e LAB_PRAZO_DO_DESAFIO, que a lição só lê depois; e a codificação de PYTHONIOENCODING, que o
-filho troca nos fluxos), até MAX_SERVIDORES (o menos usado sai). Num processo novo, sempre: um script que não é uma
-lição lab/NN_*.py, 00_check (ela mede a própria partida), --help, -h, --lista, --pausa, uma
-entrada pelo stdin, um ambiente sem PYTHONIOENCODING; e o código de saída 2 (uso errado) é
-refeito num processo novo.
+partida (o ambiente fora SEGURAS: LAB_MODELO, COLUMNS, NO_COLOR, LAB_TRACEBACK, LAB_DESAFIOS,
+LAB_PRAZO_DO_DESAFIO e LAB_CORRIDA_ORCAMENTO, que a lição só lê depois; e a codificação de
+PYTHONIOENCODING, que o filho troca nos fluxos), até MAX_SERVIDORES (o menos usado sai). Num
+processo novo, sempre: um script que não é uma lição lab/NN_*.py, 00_check (ela mede a
+própria partida), --help, -h, --lista, --pausa, uma entrada pelo stdin, um ambiente sem
+PYTHONIOENCODING; e o código de saída 2 (uso errado) é refeito num processo novo.
 LAB_TESTES_QUENTE=0 desliga o interpretador quente.
 
 Cada execução de lição deixa uma linha em execucoes.log na pasta da sessão (guardada ou
@@ -242,7 +242,7 @@ def _volatil(nome: str) -> bool:
 # Lidas pela lição quando ela roda (não na partida do Python): um servidor quente serve
 # qualquer valor delas.
 SEGURAS = {"LAB_MODELO", "COLUMNS", "NO_COLOR", "LAB_TRACEBACK", "LAB_DESAFIOS",
-           "LAB_PRAZO_DO_DESAFIO"}
+           "LAB_PRAZO_DO_DESAFIO", "LAB_CORRIDA_ORCAMENTO"}
 SEMPRE_NOVO = {"00_check.py"}                    # ela mede a própria partida
 ARGS_NOVOS = {"--help", "-h", "--lista", "--pausa"}
 _SERVIDORES: dict = {}
