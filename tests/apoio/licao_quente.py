@@ -34,7 +34,9 @@ import time
 from pathlib import Path
 
 # O que as lições usam e custa caro importar (nada que leia COLUMNS, LAB_MODELO ou
-# NO_COLOR na importação; o matplotlib fica de fora: --sem-figuras não o importa).
+# NO_COLOR na importação; o matplotlib fica de fora: --sem-figuras não o importa), e a
+# tabela de renomes de pesos que o transformers monta no primeiro from_pretrained de cada
+# processo (só texto e expressões regulares: nenhuma conta do torch, nenhuma variável lida).
 AQUECER = """
 import numpy, regex, rich.console, safetensors.torch, tokenizers
 import torch, torch.nn.functional
